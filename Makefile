@@ -1,0 +1,46 @@
+# scaleproof — the two commands a newcomer needs:
+#   make run    builds, runs the five scenarios on local processes (quick profile), prints the table
+#   make test   the test suite (vet + go test -race); .ci/run calls exactly this
+GO      ?= go
+BIN     ?= bin
+PROFILE ?= quick
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
+TEST_TIMEOUT ?= 30m
+
+.PHONY: all build run run-published test test-short bench fmt vet clean help
+
+all: build
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+build: ## build bin/scaleproof and bin/scaleproof-ref (static, CGO_ENABLED=0)
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/scaleproof ./cmd/scaleproof
+	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/scaleproof-ref ./cmd/scaleproof-ref
+
+run: build ## run the five scenarios on local processes (quick profile) and print the table
+	$(BIN)/scaleproof run --platform local --profile $(PROFILE)
+
+run-published: build ## the seed's own settings (about half an hour)
+	$(BIN)/scaleproof run --platform local --profile published
+
+vet: ## go vet
+	$(GO) vet ./...
+
+test: vet ## the whole suite with the race detector (includes the quick end-to-end run on local)
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-short: ## the suite without the end-to-end run
+	$(GO) test -race -count=1 -short ./...
+
+bench: ## benchmarks (figures, not assertions)
+	$(GO) test -run '^$$' -bench . -benchmem ./autoscaler/... ./scenarios/load/
+
+fmt: ## gofmt
+	gofmt -w $$(git ls-files '*.go')
+
+clean: ## remove binaries and artifacts
+	rm -rf $(BIN) _artifacts

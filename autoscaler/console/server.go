@@ -1,0 +1,481 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/refstack/serve"
+)
+
+// MaxBody is the largest request body the API reads.
+const MaxBody = 64 << 10
+
+// Audit query limits.
+const (
+	DefaultAuditLimit = 100
+	MaxAuditLimit     = 1000
+)
+
+// liveTimeout bounds the discovery call of an admin's GET workers.
+const liveTimeout = 2 * time.Second
+
+// Options configure New. Controller, Store and Keys are required.
+type Options struct {
+	Controller *controller.Controller
+	Store      *store.Store
+	Keys       *Keys
+	Health     *serve.Health // /readyz turns 503 while draining; a new one when nil
+	Logger     *slog.Logger  // slog.Default() when nil
+}
+
+// Server is the console's HTTP handler.
+type Server struct {
+	c      *controller.Controller
+	st     *store.Store
+	keys   *Keys
+	health *serve.Health
+	log    *slog.Logger
+	mux    *http.ServeMux
+}
+
+var _ http.Handler = (*Server)(nil)
+
+// New builds the handler.
+func New(o Options) (*Server, error) {
+	switch {
+	case o.Controller == nil:
+		return nil, errors.New("console: no controller")
+	case o.Store == nil:
+		return nil, errors.New("console: no store")
+	case o.Keys == nil || o.Keys.Len() == 0:
+		return nil, errors.New("console: no keys")
+	}
+	if o.Health == nil {
+		o.Health = &serve.Health{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: http.NewServeMux()}
+
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(newCollector(o.Controller)); err != nil {
+		return nil, fmt.Errorf("console: register metrics: %w", err)
+	}
+
+	m := s.mux
+	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/workers", s.methods(map[string]handler{
+		http.MethodGet: s.getWorkers, http.MethodPut: s.putWorkers}))
+	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/rebalance", s.methods(map[string]handler{
+		http.MethodPost: s.postRebalance}))
+	m.HandleFunc("/api/v1/config/autorebalance", s.methods(map[string]handler{
+		http.MethodGet: s.getAutoRebalance, http.MethodPut: s.putAutoRebalance}))
+	m.HandleFunc("/api/v1/audit", s.methods(map[string]handler{http.MethodGet: s.getAudit}))
+	m.HandleFunc("GET /readyz", o.Health.Readyz(o.Store.Ready))
+	m.HandleFunc("GET /livez", serve.Livez)
+	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	return s, nil
+}
+
+// ServeHTTP serves the API. A panic is logged and answered 500, never
+// propagated.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v))
+			writeError(w, http.StatusInternalServerError, "internal error")
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// handler is an API handler for an authenticated caller.
+type handler func(w http.ResponseWriter, r *http.Request, p Principal)
+
+// methods authenticates the caller and dispatches on the method: 401 for a
+// missing or unknown key, 405 (JSON) for an unknown method.
+func (s *Server) methods(hs map[string]handler) http.HandlerFunc {
+	allow := make([]string, 0, len(hs))
+	for m := range hs {
+		allow = append(allow, m)
+	}
+	slices.Sort(allow)
+	return func(w http.ResponseWriter, r *http.Request) {
+		h, ok := hs[r.Method]
+		if !ok {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed; allowed: "+strings.Join(allow, ", "))
+			return
+		}
+		p, ok := s.authenticate(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="scaleproof-ref console"`)
+			writeError(w, http.StatusUnauthorized, "missing or unknown API key (Authorization: Bearer KEY)")
+			return
+		}
+		h(w, r, p)
+	}
+}
+
+func (s *Server) authenticate(r *http.Request) (Principal, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return Principal{}, false
+	}
+	return s.keys.Authenticate(strings.TrimSpace(h[len(prefix):]))
+}
+
+// zoneParams validates {g} and {z}; on failure it has written a 400.
+func zoneParams(w http.ResponseWriter, r *http.Request) (group, zone string, ok bool) {
+	group, zone = r.PathValue("g"), r.PathValue("z")
+	switch {
+	case !controller.ValidName(group):
+		writeError(w, http.StatusBadRequest, "invalid group name (1-63 letters, digits, '.', '_', '-')")
+		return "", "", false
+	case !controller.ValidName(zone):
+		writeError(w, http.StatusBadRequest, "invalid zone name (1-63 letters, digits, '.', '_', '-')")
+		return "", "", false
+	}
+	return group, zone, true
+}
+
+// lastDecision is the API shape of a zone's last decision.
+type lastDecision struct {
+	Action autoscaler.Action `json:"action"`
+	From   int               `json:"from"`
+	To     int               `json:"to"`
+	Reason string            `json:"reason"`
+	At     time.Time         `json:"at"`
+}
+
+// WorkersView is GET workers for admins of the group.
+type WorkersView struct {
+	Group        string        `json:"group"`
+	Zone         string        `json:"zone"`
+	Count        int           `json:"count"`
+	MaxCount     int           `json:"max_count"`
+	Ready        int           `json:"ready"`
+	Starting     int           `json:"starting"`
+	LastDecision *lastDecision `json:"last_decision"`
+	LastChange   *time.Time    `json:"last_change"`
+}
+
+// WorkersCount is GET workers for everyone else.
+type WorkersCount struct {
+	Group string `json:"group"`
+	Zone  string `json:"zone"`
+	Count int    `json:"count"`
+}
+
+func fullView(v controller.ZoneView) WorkersView {
+	out := WorkersView{Group: v.Group, Zone: v.Zone, Count: v.Count, MaxCount: v.MaxCount, Ready: v.Ready, Starting: v.Starting}
+	if d := v.LastDecision; d != nil {
+		out.LastDecision = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
+	}
+	if !v.LastChange.IsZero() {
+		t := v.LastChange
+		out.LastChange = &t
+	}
+	return out
+}
+
+func (s *Server) getWorkers(w http.ResponseWriter, r *http.Request, p Principal) {
+	group, zone, ok := zoneParams(w, r)
+	if !ok {
+		return
+	}
+	if !p.AdminOf(group) {
+		v, err := s.c.Zone(group, zone)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, WorkersCount{Group: v.Group, Zone: v.Zone, Count: v.Count})
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), liveTimeout)
+	defer cancel()
+	v, err := s.c.ZoneLive(ctx, group, zone)
+	if errors.Is(err, controller.ErrDiscovery) {
+		s.log.Warn("workers: discovery failed, showing the last seen readiness", "group", group, "zone", zone, "err", err)
+	} else if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fullView(v))
+}
+
+// errBodyTooLarge: the body is over MaxBody.
+var errBodyTooLarge = fmt.Errorf("body larger than %d KiB", MaxBody>>10)
+
+// readBody reads at most MaxBody bytes.
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	if len(b) > MaxBody {
+		return nil, errBodyTooLarge
+	}
+	return b, nil
+}
+
+// decodeStrict decodes one JSON object into v: unknown fields, wrong types
+// and trailing data are errors.
+func decodeStrict(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return errors.New("empty body: want a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("invalid JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+type workersRequest struct {
+	MaxCount *int `json:"max_count"`
+	Count    *int `json:"count"`
+}
+
+func (s *Server) putWorkers(w http.ResponseWriter, r *http.Request, p Principal) {
+	group, zone, ok := zoneParams(w, r)
+	if !ok {
+		return
+	}
+	var req workersRequest
+	body, err := readBody(r)
+	if err == nil {
+		err = decodeStrict(body, &req)
+	}
+	ch := controller.Change{MaxCount: req.MaxCount, Count: req.Count}
+	if !p.AdminOf(group) {
+		// Refused whatever the body says; the body only names the action.
+		s.forbidden(w, p, group, zone, ch.AuditAction(), "only a super admin or a group admin of "+group+" may change its workers")
+		return
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.MaxCount == nil && req.Count == nil {
+		writeError(w, http.StatusBadRequest, `empty request: give "max_count" and/or "count"`)
+		return
+	}
+	v, err := s.c.Apply(r.Context(), p.Name, group, zone, ch)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, fullView(v))
+}
+
+func (s *Server) postRebalance(w http.ResponseWriter, r *http.Request, p Principal) {
+	group, zone, ok := zoneParams(w, r)
+	if !ok {
+		return
+	}
+	if !p.AdminOf(group) {
+		s.forbidden(w, p, group, zone, controller.AuditRebalance, "only a super admin or a group admin of "+group+" may rebalance")
+		return
+	}
+	d, err := s.c.Rebalance(r.Context(), p.Name, group, zone)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// AutoRebalanceJSON is the API shape of the scheduler configuration.
+type AutoRebalanceJSON struct {
+	Enabled         bool    `json:"enabled"`
+	IntervalSeconds float64 `json:"interval_seconds"`
+}
+
+func toJSON(c store.AutoRebalance) AutoRebalanceJSON {
+	return AutoRebalanceJSON{Enabled: c.Enabled, IntervalSeconds: c.Interval.Seconds()}
+}
+
+func (s *Server) getAutoRebalance(w http.ResponseWriter, _ *http.Request, _ Principal) {
+	writeJSON(w, http.StatusOK, toJSON(s.c.AutoRebalance()))
+}
+
+func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Principal) {
+	if p.Role != RoleSuperAdmin {
+		s.forbidden(w, p, "", "", controller.AuditAutoRebalance, "only a super admin may change the auto-rebalance scheduler")
+		return
+	}
+	var req struct {
+		Enabled         *bool    `json:"enabled"`
+		IntervalSeconds *float64 `json:"interval_seconds"`
+	}
+	body, err := readBody(r)
+	if err == nil {
+		err = decodeStrict(body, &req)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.Enabled == nil && req.IntervalSeconds == nil {
+		writeError(w, http.StatusBadRequest, `empty request: give "enabled" and/or "interval_seconds"`)
+		return
+	}
+	cfg := s.c.AutoRebalance()
+	if req.Enabled != nil {
+		cfg.Enabled = *req.Enabled
+	}
+	if req.IntervalSeconds != nil {
+		secs, limit := *req.IntervalSeconds, controller.MaxInterval.Seconds()
+		if !(secs > 0 && secs <= limit) {
+			msg := fmt.Sprintf("interval_seconds: %g is outside (0, %g]", secs, limit)
+			if err := s.c.Refused(p.Name, "", "", controller.AuditAutoRebalance, controller.RefusedInvalid, msg); err != nil {
+				s.log.Error("refused request not audited", "err", err)
+			}
+			writeError(w, http.StatusUnprocessableEntity, msg)
+			return
+		}
+		cfg.Interval = time.Duration(math.Round(secs * float64(time.Second)))
+	}
+	got, err := s.c.SetAutoRebalance(p.Name, cfg)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, toJSON(got))
+}
+
+// AuditEntryJSON is one entry of GET audit.
+type AuditEntryJSON struct {
+	ID     uint64            `json:"id"`
+	At     time.Time         `json:"at"`
+	Actor  string            `json:"actor"`
+	Group  string            `json:"group"`
+	Zone   string            `json:"zone"`
+	Action string            `json:"action"`
+	Tags   map[string]string `json:"tags"`
+	Error  string            `json:"error,omitempty"`
+}
+
+func (s *Server) getAudit(w http.ResponseWriter, r *http.Request, p Principal) {
+	q := r.URL.Query()
+	aq := store.AuditQuery{Group: q.Get("group"), Zone: q.Get("zone"), Action: q.Get("action"), Limit: DefaultAuditLimit}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxAuditLimit {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf("limit: want an integer in 1..%d", MaxAuditLimit))
+			return
+		}
+		aq.Limit = n
+	}
+	switch p.Role {
+	case RoleSuperAdmin:
+	case RoleGroupAdmin:
+		if aq.Group != "" && !p.AdminOf(aq.Group) {
+			writeError(w, http.StatusForbidden, "not a group admin of "+aq.Group)
+			return
+		}
+		aq.Groups = p.Groups
+	default:
+		writeError(w, http.StatusForbidden, "the audit log is for super admins and group admins")
+		return
+	}
+	es, err := s.st.Audit(aq)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("%w: %w", controller.ErrStore, err))
+		return
+	}
+	out := struct {
+		Entries []AuditEntryJSON `json:"entries"`
+	}{Entries: make([]AuditEntryJSON, 0, len(es))}
+	for _, e := range es {
+		tags := e.Tags
+		if tags == nil {
+			tags = map[string]string{}
+		}
+		out.Entries = append(out.Entries, AuditEntryJSON{ID: e.ID, At: e.At, Actor: e.Actor, Group: e.Group,
+			Zone: e.Zone, Action: e.Action, Tags: tags, Error: e.Error})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// forbidden audits a refused change (error:forbidden, with the actor) and
+// answers 403.
+func (s *Server) forbidden(w http.ResponseWriter, p Principal, group, zone, action, msg string) {
+	if err := s.c.Refused(p.Name, group, zone, action, controller.RefusedForbidden, string(p.Role)); err != nil {
+		s.log.Error("refused request not audited", "action", action, "actor", p.Name, "err", err)
+	}
+	writeError(w, http.StatusForbidden, msg)
+}
+
+// fail maps a controller or store error to its status.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ve *controller.ValidationError
+	status, msg := http.StatusInternalServerError, "internal error"
+	switch {
+	case errors.As(err, &ve):
+		status, msg = http.StatusUnprocessableEntity, ve.Error()
+	case errors.Is(err, controller.ErrNotFound):
+		status, msg = http.StatusNotFound, "no such zone (a group admin creates it with PUT)"
+	case errors.Is(err, controller.ErrScale):
+		status, msg = http.StatusBadGateway, "scale target unavailable: "+err.Error()
+	case errors.Is(err, controller.ErrDiscovery):
+		status, msg = http.StatusBadGateway, "discovery unavailable: "+err.Error()
+	case errors.Is(err, controller.ErrStore), errors.Is(err, store.ErrClosed):
+		status, msg = http.StatusServiceUnavailable, "state store unavailable: "+err.Error()
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		status, msg = http.StatusServiceUnavailable, "request cancelled or timed out: "+err.Error()
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	writeError(w, status, msg)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

@@ -1,0 +1,11 @@
+// Package autoscaler is the pure decision core of the reference autoscaler.
+//
+// It holds the decision policies (the seed-002 step policy in step.go) as pure
+// functions of (config, zone state, observation, now) that return a Decision
+// and the next zone state. Nothing here does I/O, reads a clock, logs, or
+// starts goroutines: the controller (autoscaler/controller) owns the clock,
+// scrapes workers and applies decisions through a ScaleTarget.
+//
+// Must not import: net/http, os, log/slog, or any package of this module
+// outside autoscaler/.
+package autoscaler

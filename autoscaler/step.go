@@ -1,0 +1,516 @@
+package autoscaler
+
+// The seed-002 step policy ("How it decides"), every rule in this file.
+//
+// Each round, for one group × zone:
+//
+//   - A worker is READY when it answered (Reachable), reports itself ready and
+//     reports an in-flight limit > 0. A worker flagged Starting that is not
+//     ready is STARTING: capacity on its way at zero in-flight, neither ready
+//     nor down. Workers the count asks for that discovery does not list
+//     (Observation.Missing) are starting within StartupGrace of the last
+//     change and down after it. Every other worker is DOWN: never capacity,
+//     never low.
+//   - UP when a trigger fires: a ready worker is high, the zone's mean
+//     in-flight reaches MeanUpFraction, or the calls per second per worker
+//     reach TargetRPS. The new count is
+//     max(count+1, ceil(capacity × max(mean/MeanUpFraction, rate/TargetRPS)))
+//     and at most the max, where capacity counts ready and starting workers.
+//     At the max the zone holds and the decision says so (AtMaxUnderLoad).
+//   - DOWN by exactly one when every worker is ready and low for LowRounds
+//     rounds in a row, count-1 workers would stay under all three UP
+//     thresholds, and count > 1.
+//   - Cooldowns run from the last change of the count: no UP within
+//     UpCooldown, no DOWN within DownCooldown.
+//
+// All comparisons and ceilings are exact (math/big.Rat): thresholds are read
+// as the decimal they are written as, and a rate is Δcalls ÷ Δt with Δt in
+// nanoseconds. A value that is mathematically an integer never rounds up.
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// StepConfig holds the thresholds and timings of the seed-002 step policy.
+// The zero value is not valid; start from DefaultStepConfig.
+//
+// Fractions and TargetRPS are float64 for convenience (they come from
+// environment variables and flags), but the policy compares them exactly as
+// the shortest decimal that reads back as the same float64: 0.3 is exactly
+// 3/10, not the binary float just under it.
+type StepConfig struct {
+	// HighFraction: a ready worker is high when its in-flight calls are
+	// strictly over this fraction of its own in-flight limit. A high worker
+	// triggers an UP. Seed 002: "any ready worker is high (over 80 % of its
+	// limit)". Default 0.8. Range (0, 1].
+	HighFraction float64
+	// MeanUpFraction: the zone triggers an UP when its mean in-flight
+	// (Σ in-flight ÷ Σ limit) is at or over this fraction. It is also the
+	// divisor of the proportional step. Seed 002: "the zone's mean in-flight
+	// is 50 % or more". Default 0.5. Range (0, 1].
+	MeanUpFraction float64
+	// LowFraction: a ready worker is low when its in-flight calls are
+	// strictly under this fraction of its own limit. Seed 002: "every ready
+	// worker is low (under 30 %)". Default 0.3. Range (0, HighFraction).
+	LowFraction float64
+	// TargetRPS, in calls per second per worker: the zone triggers an UP when
+	// its calls per second per worker reach it, and it divides the rate in
+	// the proportional step. Seed 002: RAMEN_AUTOSCALE_TARGET_RPS, default
+	// 50. Must be > 0 and finite.
+	TargetRPS float64
+	// LowRounds is the number of consecutive all-low rounds, the current one
+	// included, before a DOWN. Seed 002: "low for 3 rebalances in a row".
+	// Default 3. Must be >= 1.
+	LowRounds int
+	// UpCooldown: no UP while less than this has passed since the last
+	// change of the count. Seed 002: RAMEN_AUTOSCALE_UP_COOLDOWN_SECS,
+	// default 30 s. Must be >= 0.
+	UpCooldown time.Duration
+	// DownCooldown: no DOWN while less than this has passed since the last
+	// change of the count. Seed 002: RAMEN_AUTOSCALE_COOLDOWN_SECS, default
+	// 120 s. Must be >= 0.
+	DownCooldown time.Duration
+	// StartupGrace: workers the count asks for that discovery does not list
+	// yet (Observation.Missing) count as starting while less than this has
+	// passed since the last change, and as down after it (issue 2, rule 8).
+	// The controller uses the same grace to set WorkerSample.Starting.
+	// Default 120 s. Must be >= 0.
+	StartupGrace time.Duration
+}
+
+// DefaultStepConfig returns the seed-002 defaults: high over 80 %, up at a
+// mean of 50 %, low under 30 %, 50 calls/s per worker, 3 low rounds, 30 s up
+// cooldown, 120 s down cooldown, 120 s startup grace.
+func DefaultStepConfig() StepConfig {
+	return StepConfig{
+		HighFraction:   0.8,
+		MeanUpFraction: 0.5,
+		LowFraction:    0.3,
+		TargetRPS:      50,
+		LowRounds:      3,
+		UpCooldown:     30 * time.Second,
+		DownCooldown:   120 * time.Second,
+		StartupGrace:   120 * time.Second,
+	}
+}
+
+// Validate reports every field out of its range, joined into one error.
+func (c StepConfig) Validate() error {
+	var errs []error
+	bad := func(field string, v any, want string) {
+		errs = append(errs, fmt.Errorf("autoscaler: step config %s = %v, want %s", field, v, want))
+	}
+	finite := func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+	if !finite(c.HighFraction) || c.HighFraction <= 0 || c.HighFraction > 1 {
+		bad("HighFraction", c.HighFraction, "in (0, 1]")
+	}
+	if !finite(c.MeanUpFraction) || c.MeanUpFraction <= 0 || c.MeanUpFraction > 1 {
+		bad("MeanUpFraction", c.MeanUpFraction, "in (0, 1]")
+	}
+	if !finite(c.LowFraction) || c.LowFraction <= 0 || c.LowFraction >= 1 {
+		bad("LowFraction", c.LowFraction, "in (0, 1)")
+	} else if c.LowFraction >= c.HighFraction {
+		bad("LowFraction", c.LowFraction, fmt.Sprintf("under HighFraction (%v)", c.HighFraction))
+	}
+	if !finite(c.TargetRPS) || c.TargetRPS <= 0 {
+		bad("TargetRPS", c.TargetRPS, "> 0 and finite")
+	}
+	if c.LowRounds < 1 {
+		bad("LowRounds", c.LowRounds, ">= 1")
+	}
+	if c.UpCooldown < 0 {
+		bad("UpCooldown", c.UpCooldown, ">= 0")
+	}
+	if c.DownCooldown < 0 {
+		bad("DownCooldown", c.DownCooldown, ">= 0")
+	}
+	if c.StartupGrace < 0 {
+		bad("StartupGrace", c.StartupGrace, ">= 0")
+	}
+	return errors.Join(errs...)
+}
+
+// Step decides one round for one zone. It is a pure function: it reads no
+// clock (now is the round's time), does no I/O and does not modify st or obs.
+//
+// The returned state has Prev replaced by this round's reachable samples,
+// LowStreak updated, and on UP or DOWN the new Count with LastChange = now
+// and LowStreak = 0. A hold has To == From. An invalid config or zone state
+// (Count or Max under 1) holds with the reason.
+func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decision, ZoneState) {
+	next := st
+	next.Prev = reachable(obs.Workers)
+	next.LowStreak = 0
+	d := Decision{Action: ActionHold, From: st.Count, To: st.Count, At: now}
+	hold := func(reason string) (Decision, ZoneState) {
+		d.Reason = reason
+		return d, next
+	}
+
+	if err := cfg.Validate(); err != nil {
+		return hold("invalid step config: " + strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if st.Count < 1 || st.Max < 1 {
+		return hold(fmt.Sprintf("invalid zone state: count %d, max %d", st.Count, st.Max))
+	}
+	th := thresholds{
+		high:   exactDecimal(cfg.HighFraction),
+		meanUp: exactDecimal(cfg.MeanUpFraction),
+		low:    exactDecimal(cfg.LowFraction),
+		target: exactDecimal(cfg.TargetRPS),
+	}
+	z := observe(th, cfg, st, obs, now)
+	if len(z.ready) == 0 {
+		return hold("no ready worker" + z.notReadySummary())
+	}
+	if z.allLow() {
+		next.LowStreak = max(st.LowStreak, 0) + 1
+	}
+
+	// UP.
+	if triggers := z.upTriggers(th); len(triggers) > 0 {
+		why := strings.Join(triggers, "; ")
+		if st.Count >= st.Max {
+			d.AtMaxUnderLoad = true
+			return hold(fmt.Sprintf("at max %d under load: %s", st.Max, why))
+		}
+		if left := cooldownLeft(st.LastChange, cfg.UpCooldown, now); left > 0 {
+			return hold(fmt.Sprintf("up cooldown: %s left; %s", left, why))
+		}
+		to := z.upTarget(th, st.Count, st.Max)
+		d.Action, d.To = ActionUp, to
+		next.Count, next.LastChange, next.LowStreak = to, now, 0
+		d.Reason = why
+		return d, next
+	}
+
+	// DOWN, or the first thing that stands in its way.
+	steady := func() string { return "steady: " + z.signals() }
+	switch {
+	case len(z.down) > 0 || z.missingDown > 0:
+		return hold(z.downSummary() + ": no scale-in")
+	case z.starting > 0:
+		if z.hot != nil {
+			return hold(fmt.Sprintf("%s, but %s on the way", z.highReason(th), plural(z.starting, "worker")))
+		}
+		return hold(fmt.Sprintf("%s starting: no scale-in", plural(z.starting, "worker")))
+	case z.notLow != nil:
+		return hold(fmt.Sprintf("%s; worker %s not low: %d/%d in flight >= %s",
+			steady(), z.notLow.ID, inFlight(*z.notLow), z.notLow.Limit, pct(th.low)))
+	case st.Count <= 1:
+		return hold(steady() + "; at the minimum of 1 worker")
+	}
+	low := fmt.Sprintf("%s low", plural(len(z.ready), "worker"))
+	if next.LowStreak < cfg.LowRounds {
+		return hold(fmt.Sprintf("%s for %d of %d rounds", low, next.LowStreak, cfg.LowRounds))
+	}
+	low = fmt.Sprintf("%s for %s", low, plural(next.LowStreak, "round"))
+	if over := z.overAfterDown(th, st.Count-1); over != "" {
+		return hold(fmt.Sprintf("%s; %d would %s", low, st.Count-1, over))
+	}
+	if left := cooldownLeft(st.LastChange, cfg.DownCooldown, now); left > 0 {
+		return hold(fmt.Sprintf("down cooldown: %s left; %s", left, low))
+	}
+	d.Action, d.To = ActionDown, st.Count-1
+	d.Victims = victims(z.ready)
+	next.Count, next.LastChange, next.LowStreak = st.Count-1, now, 0
+	d.Reason = fmt.Sprintf("%s; %d would stay under the up thresholds", low, st.Count-1)
+	return d, next
+}
+
+// thresholds is a StepConfig's fractions and target in exact arithmetic.
+type thresholds struct {
+	high, meanUp, low, target *big.Rat
+}
+
+// zone is what one round's observation says about a zone.
+type zone struct {
+	ready       []WorkerSample // reachable, ready, limit > 0
+	down        []string       // IDs of the listed workers that are down
+	missingDown int            // missing workers past the startup grace: down
+	starting    int            // starting workers plus missing ones within the grace
+	listed      int            // workers listed by discovery
+
+	sumIn, sumLimit int64 // over the ready workers
+	// mean is Σ in-flight ÷ Σ limit over the capacity (see capacity); rate
+	// is the calls/s per worker over it, nil when no worker has a rate.
+	mean, rate *big.Rat
+
+	hot    *WorkerSample // the high worker with the largest in-flight share, if any
+	notLow *WorkerSample // the first ready worker that is not low, if any
+}
+
+func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now time.Time) zone {
+	z := zone{listed: len(obs.Workers)}
+	var hotShare *big.Rat
+	sumRate, rated := new(big.Rat), 0 // calls/s of the ready workers that have a rate
+	for i := range obs.Workers {
+		w := &obs.Workers[i]
+		switch {
+		case w.Reachable && w.Ready && w.Limit > 0:
+			z.ready = append(z.ready, *w)
+		case w.Starting:
+			z.starting++
+			continue
+		default:
+			z.down = append(z.down, w.ID)
+			continue
+		}
+		in, limit := int64(inFlight(*w)), int64(w.Limit)
+		z.sumIn += in
+		z.sumLimit += limit
+		if prev, ok := st.Prev[w.ID]; ok {
+			if r := rate(prev, *w); r != nil {
+				sumRate.Add(sumRate, r)
+				rated++
+			}
+		}
+		share := big.NewRat(in, limit)
+		if share.Cmp(th.high) > 0 && (z.hot == nil || share.Cmp(hotShare) > 0) {
+			z.hot, hotShare = w, share
+		}
+		if z.notLow == nil && share.Cmp(th.low) >= 0 {
+			z.notLow = w
+		}
+	}
+	if obs.Missing > 0 {
+		if !st.LastChange.IsZero() && now.Sub(st.LastChange) < cfg.StartupGrace {
+			z.starting += obs.Missing
+		} else {
+			z.missingDown = obs.Missing
+		}
+	}
+	if len(z.ready) > 0 {
+		z.mean = z.meanOver(z.capacity())
+		z.rate = z.rateOver(sumRate, rated, z.capacity())
+	}
+	return z
+}
+
+// allLow reports a round that counts towards a DOWN: every worker of the
+// zone listed, reachable, ready and low, none starting or missing.
+func (z zone) allLow() bool {
+	return len(z.ready) > 0 && len(z.down) == 0 && z.missingDown == 0 && z.starting == 0 && z.notLow == nil
+}
+
+// capacity is the ready count of the UP rules: ready workers plus those on
+// their way.
+func (z zone) capacity() int64 { return int64(len(z.ready) + z.starting) }
+
+// meanOver is today's in-flight over n workers of the ready workers'
+// average limit: Σin ÷ (n × Σlimit/ready). Over the capacity it is the zone's
+// mean, each starting worker adding the average limit and nothing in flight.
+func (z zone) meanOver(n int64) *big.Rat {
+	num := new(big.Int).Mul(big.NewInt(z.sumIn), big.NewInt(int64(len(z.ready))))
+	den := new(big.Int).Mul(big.NewInt(z.sumLimit), big.NewInt(n))
+	return new(big.Rat).SetFrac(num, den)
+}
+
+// rateOver is today's total rate spread over n workers, or nil when no
+// worker has a rate. The total is the mean rate of the ready workers that
+// have one times the ready count: a ready worker without a rate this round
+// is taken to carry the average; starting workers carry nothing yet.
+func (z zone) rateOver(sumRate *big.Rat, rated int, n int64) *big.Rat {
+	if rated == 0 {
+		return nil
+	}
+	return new(big.Rat).Mul(sumRate, big.NewRat(int64(len(z.ready)), int64(rated)*n))
+}
+
+// upTriggers returns a sentence for each UP trigger that fires. While workers
+// are starting a high worker alone does not trigger: the capacity on its way
+// will relieve it, and the mean and rate, which count that capacity, decide.
+func (z zone) upTriggers(th thresholds) []string {
+	var out []string
+	if z.hot != nil && z.starting == 0 {
+		out = append(out, z.highReason(th))
+	}
+	if z.mean.Cmp(th.meanUp) >= 0 {
+		out = append(out, fmt.Sprintf("mean in-flight %s >= %s", pct1(z.mean), pct(th.meanUp)))
+	}
+	if z.rate != nil && z.rate.Cmp(th.target) >= 0 {
+		out = append(out, fmt.Sprintf("rate %s calls/s per worker >= %s", z.rate.FloatString(1), trim(th.target)))
+	}
+	return out
+}
+
+func (z zone) highReason(th thresholds) string {
+	return fmt.Sprintf("worker %s high: %d/%d in flight > %s", z.hot.ID, inFlight(*z.hot), z.hot.Limit, pct(th.high))
+}
+
+// upTarget is max(count+1, ceil(capacity × max(mean/meanUp, rate/target))),
+// at most max. Call it only with count < max.
+func (z zone) upTarget(th thresholds, count, maxCount int) int {
+	f := new(big.Rat).Quo(z.mean, th.meanUp)
+	if z.rate != nil {
+		if rf := new(big.Rat).Quo(z.rate, th.target); rf.Cmp(f) > 0 {
+			f = rf
+		}
+	}
+	want := ceil(f.Mul(f, new(big.Rat).SetInt64(z.capacity())))
+	if want.Cmp(big.NewInt(int64(maxCount))) >= 0 {
+		return maxCount
+	}
+	return min(max(count+1, int(want.Int64())), maxCount)
+}
+
+// overAfterDown spreads today's in-flight and rate over n workers of the
+// average limit and returns which UP threshold they would reach, or "" when
+// they stay under all three. A ready worker without a rate this round is
+// taken to carry the average rate.
+func (z zone) overAfterDown(th thresholds, n int) string {
+	mean := z.meanOver(int64(n))
+	if mean.Cmp(th.meanUp) >= 0 {
+		return fmt.Sprintf("sit at mean in-flight %s >= %s", pct1(mean), pct(th.meanUp))
+	}
+	// per worker: Σin/n against high × Σlimit/ready, i.e. the mean against high.
+	if mean.Cmp(th.high) > 0 {
+		return fmt.Sprintf("carry %s in flight each > %s of the average limit", ratio1(z.sumIn, int64(n)), pct(th.high))
+	}
+	if z.rate != nil { // no worker is starting here: z.rate is over the ready workers
+		r := new(big.Rat).Mul(z.rate, big.NewRat(int64(len(z.ready)), int64(n)))
+		if r.Cmp(th.target) >= 0 {
+			return fmt.Sprintf("carry %s calls/s each >= %s", r.FloatString(1), trim(th.target))
+		}
+	}
+	return ""
+}
+
+func (z zone) signals() string {
+	s := "mean in-flight " + pct1(z.mean)
+	if z.rate != nil {
+		return s + ", " + z.rate.FloatString(1) + " calls/s per worker"
+	}
+	return s + ", no rate yet"
+}
+
+func (z zone) downSummary() string {
+	names := z.down
+	const show = 5
+	if len(names) > show {
+		names = append(slices.Clip(names[:show]), fmt.Sprintf("%d more", len(names)-show))
+	}
+	if z.missingDown > 0 {
+		names = append(slices.Clip(names), fmt.Sprintf("%d missing", z.missingDown))
+	}
+	return fmt.Sprintf("%d of %d workers down (%s)",
+		len(z.down)+z.missingDown, z.listed+z.missingDown, strings.Join(names, ", "))
+}
+
+func (z zone) notReadySummary() string {
+	var parts []string
+	if n := len(z.down) + z.missingDown; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d down", n))
+	}
+	if z.starting > 0 {
+		parts = append(parts, fmt.Sprintf("%d starting", z.starting))
+	}
+	if len(parts) == 0 {
+		return " (no worker listed)"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// rate returns cur's calls per second since prev, or nil when there is none:
+// Δt <= 0, the total went backwards, or the worker was re-created (both
+// samples carry a Created time and they differ), i.e. a restart.
+func rate(prev, cur WorkerSample) *big.Rat {
+	dt := cur.SampledAt.Sub(prev.SampledAt)
+	if dt <= 0 || cur.CallsTotal < prev.CallsTotal {
+		return nil
+	}
+	if !prev.Created.IsZero() && !cur.Created.IsZero() && !prev.Created.Equal(cur.Created) {
+		return nil
+	}
+	calls := new(big.Int).SetUint64(cur.CallsTotal - prev.CallsTotal)
+	calls.Mul(calls, big.NewInt(int64(time.Second)))
+	return new(big.Rat).SetFrac(calls, big.NewInt(int64(dt)))
+}
+
+// victims orders workers fewest in flight first, ties newest first, then by ID.
+func victims(ws []WorkerSample) []string {
+	ws = slices.Clone(ws)
+	slices.SortFunc(ws, func(a, b WorkerSample) int {
+		return cmp.Or(
+			cmp.Compare(inFlight(a), inFlight(b)),
+			b.Created.Compare(a.Created),
+			strings.Compare(a.ID, b.ID))
+	})
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	return ids
+}
+
+// reachable returns a new map of the round's reachable samples by ID.
+func reachable(ws []WorkerSample) map[string]WorkerSample {
+	m := make(map[string]WorkerSample, len(ws))
+	for _, w := range ws {
+		if w.Reachable {
+			m[w.ID] = w
+		}
+	}
+	return m
+}
+
+// cooldownLeft is how long the cooldown still runs, rounded up to whole
+// seconds; 0 when it is over or there was no change.
+func cooldownLeft(last time.Time, cooldown time.Duration, now time.Time) time.Duration {
+	if last.IsZero() {
+		return 0
+	}
+	left := last.Add(cooldown).Sub(now)
+	if left <= 0 {
+		return 0
+	}
+	return (left + time.Second - 1).Truncate(time.Second)
+}
+
+// inFlight is a sample's in-flight count; a negative report counts as 0.
+func inFlight(w WorkerSample) int { return max(w.InFlight, 0) }
+
+// exactDecimal returns f as the shortest decimal that reads back as f.
+// f must be finite (Validate).
+func exactDecimal(f float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return r
+}
+
+// ceil rounds a non-negative rational up to an integer.
+func ceil(r *big.Rat) *big.Int {
+	q, m := new(big.Int).QuoRem(r.Num(), r.Denom(), new(big.Int))
+	if m.Sign() != 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	return q
+}
+
+// pct formats a threshold fraction as a percentage without useless decimals
+// ("80%", "12.5%"); pct1 formats a measured one with one decimal ("90.6%").
+func pct(r *big.Rat) string  { return trim(new(big.Rat).Mul(r, big.NewRat(100, 1))) + "%" }
+func pct1(r *big.Rat) string { return new(big.Rat).Mul(r, big.NewRat(100, 1)).FloatString(1) + "%" }
+
+// trim formats r with up to 6 decimals and no trailing zeros.
+func trim(r *big.Rat) string {
+	s := r.FloatString(6)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+func ratio1(a, b int64) string { return big.NewRat(a, b).FloatString(1) }
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

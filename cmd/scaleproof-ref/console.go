@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/console"
+	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/refstack/serve"
+)
+
+// Environment variables of seed 002 that set the console's flags' defaults
+// (a flag given on the command line wins).
+const (
+	envUpCooldown   = "RAMEN_AUTOSCALE_UP_COOLDOWN_SECS"
+	envDownCooldown = "RAMEN_AUTOSCALE_COOLDOWN_SECS"
+	envTargetRPS    = "RAMEN_AUTOSCALE_TARGET_RPS"
+)
+
+// fleetTimeout bounds one call to the fleet server (scale or endpoints).
+const fleetTimeout = 10 * time.Second
+
+type consoleFlags struct {
+	listen, keys, state, fleet string
+	upCooldown, downCooldown   time.Duration
+	targetRPS                  float64
+	startupGrace               time.Duration
+	scrapeTimeout, drain       time.Duration
+}
+
+func newConsoleCmd() *cobra.Command {
+	def := autoscaler.DefaultStepConfig()
+	var o consoleFlags
+	cmd := &cobra.Command{
+		Use:   "console",
+		Short: "The console API and the reference autoscaler (seed 002)",
+		Long: `console serves the console API of seed 002 ("Autoscaling: Ramen scales the workers,
+not the cloud") and runs its reference autoscaler: the step policy of package
+autoscaler, applied to every group × zone through the local platform's fleet server.
+
+API (Authorization: Bearer KEY, keys from --keys):
+  GET  /api/v1/groups/{g}/zones/{z}/workers    count; max, readiness, last decision for admins of g
+  PUT  /api/v1/groups/{g}/zones/{z}/workers    {"max_count": N} and/or {"count": N}
+  POST /api/v1/groups/{g}/zones/{z}/rebalance  one decision now
+  GET|PUT /api/v1/config/autorebalance         {"enabled": bool, "interval_seconds": n}
+  GET  /api/v1/audit?group=&zone=&action=&limit=
+  GET  /readyz /livez /metrics
+
+State (zones, audit log, scheduler config) lives in one bbolt file (--state) and
+survives a restart; cooldowns run from the persisted last change. The
+auto-rebalance scheduler is off by default, every 60 s when on (seed 002 "Who runs it").
+
+Environment (used when the matching flag is not given; seconds may be fractional):
+  ` + envUpCooldown + `  --up-cooldown in seconds
+  ` + envDownCooldown + `     --down-cooldown in seconds
+  ` + envTargetRPS + `        --target-rps`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: console takes no arguments, got %q", errUsage, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			return runConsole(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
+	f.StringVar(&o.keys, "keys", "", `API keys file (required): {"keys":[{"name","key","role":"super_admin|group_admin|viewer|mcp_user","groups":[...]}]}. Seed 002 "The bounds": only a super admin or a group admin of the group sees and sets the max`)
+	f.StringVar(&o.state, "state", "", "state file (bbolt; required): zones with count, max, last change and last decision, the audit log, the scheduler config")
+	f.StringVar(&o.fleet, "fleet", "", "base URL of the local platform's fleet server (required for now): the scale subresource and the endpoints of every group × zone")
+	f.DurationVar(&o.upCooldown, "up-cooldown", def.UpCooldown,
+		`no step up within this of the last change of the count. Seed 002 "How it decides" (`+envUpCooldown+`)`)
+	f.DurationVar(&o.downCooldown, "down-cooldown", def.DownCooldown,
+		`no step down within this of the last change of the count. Seed 002 "How it decides" (`+envDownCooldown+`): up fast, down carefully`)
+	f.Float64Var(&o.targetRPS, "target-rps", def.TargetRPS,
+		`calls per second per worker that trigger a step up and size it. Seed 002 "How it decides" (`+envTargetRPS+`)`)
+	f.DurationVar(&o.startupGrace, "startup-grace", def.StartupGrace,
+		"a worker listed not ready and younger than this, or missing from discovery within this of the last change, is starting (capacity on its way), not down. Issue 2 rule 8")
+	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", controller.DefaultScrapeTimeout,
+		`timeout of one worker's /metrics scrape; a worker that does not answer counts as down, never as low (seed 002 "How it decides")`)
+	f.DurationVar(&o.drain, "drain", 40*time.Second,
+		`on SIGTERM, /readyz turns 503, the scheduler stops and in-flight requests finish for up to this. Seed 002 "Staying up while nodes come and go": an old console pod drains for 40 s`)
+	return cmd
+}
+
+// resolve applies the environment to flags not given and checks every value.
+func (o *consoleFlags) resolve(cmd *cobra.Command) error {
+	fs := cmd.Flags()
+	secs := func(flag, env string, dst *time.Duration) error {
+		v, ok := os.LookupEnv(env)
+		if !ok || fs.Changed(flag) {
+			return nil
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e6 {
+			return fmt.Errorf("%w: %s=%q: want seconds >= 0 (fractional allowed)", errUsage, env, v)
+		}
+		*dst = time.Duration(math.Round(f * float64(time.Second)))
+		return nil
+	}
+	if err := secs("up-cooldown", envUpCooldown, &o.upCooldown); err != nil {
+		return err
+	}
+	if err := secs("down-cooldown", envDownCooldown, &o.downCooldown); err != nil {
+		return err
+	}
+	if v, ok := os.LookupEnv(envTargetRPS); ok && !fs.Changed("target-rps") {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("%w: %s=%q: want a number > 0", errUsage, envTargetRPS, v)
+		}
+		o.targetRPS = f
+	}
+	var errs []error
+	for _, req := range []struct{ flag, v string }{{"keys", o.keys}, {"state", o.state}, {"fleet", o.fleet}} {
+		if req.v == "" {
+			errs = append(errs, fmt.Errorf("--%s is required", req.flag))
+		}
+	}
+	if o.fleet != "" {
+		if u, err := url.Parse(o.fleet); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--fleet %q: want http://HOST:PORT", o.fleet))
+		}
+	}
+	if o.scrapeTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--scrape-timeout %s: want > 0", o.scrapeTimeout))
+	}
+	if o.drain <= 0 {
+		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
+	}
+	if err := o.stepConfig().Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return nil
+}
+
+func (o *consoleFlags) stepConfig() autoscaler.StepConfig {
+	cfg := autoscaler.DefaultStepConfig()
+	cfg.UpCooldown, cfg.DownCooldown = o.upCooldown, o.downCooldown
+	cfg.TargetRPS, cfg.StartupGrace = o.targetRPS, o.startupGrace
+	return cfg
+}
+
+func runConsole(ctx context.Context, o consoleFlags) error {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("server", "console")
+	keys, err := console.LoadKeys(o.keys)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(o.state, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Error("close state", "err", err)
+		}
+	}()
+	cfg := o.stepConfig()
+	fl := controller.NewFleet(fleet.New(o.fleet, fleetTimeout))
+	ctrl, err := controller.New(controller.Options{
+		Store: st, Target: fl, Discovery: fl, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
+		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	health := &serve.Health{}
+	h, err := console.New(console.Options{Controller: ctrl, Store: st, Keys: keys, Health: health, Logger: log})
+	if err != nil {
+		return err
+	}
+	ln, err := serve.Listen(o.listen)
+	if err != nil {
+		return err
+	}
+
+	schedCtx, stopScheduler := context.WithCancel(ctx)
+	defer stopScheduler()
+	schedDone := make(chan error, 1)
+	go func() { schedDone <- ctrl.RunScheduler(schedCtx) }()
+
+	ar := ctrl.AutoRebalance()
+	log.Info("console starting", "listen", ln.Addr().String(), "state", o.state, "fleet", o.fleet,
+		"keys", keys.Len(), "zones", len(ctrl.Zones()),
+		"up_cooldown", cfg.UpCooldown.String(), "down_cooldown", cfg.DownCooldown.String(),
+		"target_rps", cfg.TargetRPS, "startup_grace", cfg.StartupGrace.String(),
+		"scrape_timeout", o.scrapeTimeout.String(), "drain", o.drain.String(),
+		"autorebalance", ar.Enabled, "interval", ar.Interval.String())
+
+	err = serve.Run(ctx, ln, h, health, serve.Options{
+		Addr: o.listen, Drain: o.drain, Logger: log,
+		OnDrain: stopScheduler, // no new decisions while draining
+	})
+	stopScheduler()
+	if serr := <-schedDone; serr != nil {
+		log.Error("scheduler", "err", serr)
+	}
+	return err
+}

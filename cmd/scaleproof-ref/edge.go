@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/refstack/edge"
+	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/refstack/serve"
+)
+
+// edgeFleetTimeout bounds one discovery call to the fleet server; a slower
+// answer fails the round and the edge keeps its last good list.
+const edgeFleetTimeout = 2 * time.Second
+
+type edgeFlags struct {
+	listen, fleet                    string
+	interval, upstreamTimeout, drain time.Duration
+}
+
+func newEdgeCmd() *cobra.Command {
+	var o edgeFlags
+	cmd := &cobra.Command{
+		Use:   "edge",
+		Short: "Routes POST /g/{group}/z/{zone}/mcp to a ready worker of that zone",
+		Long: `edge routes each MCP call on POST /g/{group}/z/{zone}/mcp to the ready worker of
+that group × zone with the fewest calls the edge has in flight to it (ties
+round-robin), forwarding to http://WORKER/mcp. The worker's status, Content-Type,
+Retry-After and body come back unchanged, so a worker's 429 at its in-flight
+limit (seed 002's back-pressure) reaches the client as sent.
+
+A call is never sent twice once it may have reached a worker: only a dial
+failure is retried, once, on another ready worker (the failed one is skipped
+until the next discovery refresh); any other upstream failure is a 502.
+No ready worker: 503 with Retry-After: 1. Errors are JSON-RPC error bodies.
+
+Discovery: GET --fleet/v1/endpoints every --discovery-interval; when it fails the
+edge keeps routing with the last good list.
+
+Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
+/livez and /metrics (` + edge.MetricRequestsTotal + `{group,zone,code},
+` + edge.MetricInflight + `{group,zone} and the summary
+` + edge.MetricInflightRequests + `{group,zone,quantile}: seed 000's signal).`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: edge takes no arguments, got %q", errUsage, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.resolve(); err != nil {
+				return err
+			}
+			return runEdge(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
+	f.StringVar(&o.fleet, "fleet", "", "base URL of the fleet server (required): GET /v1/endpoints lists every zone's workers")
+	f.DurationVar(&o.interval, "discovery-interval", edge.DefaultInterval, "how often the worker list is refreshed (0 means the default)")
+	f.DurationVar(&o.upstreamTimeout, "upstream-timeout", edge.DefaultUpstreamTimeout, "bound on one forwarded call, response included; beyond it 504")
+	f.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
+	return cmd
+}
+
+// resolve checks every value.
+func (o *edgeFlags) resolve() error {
+	var errs []error
+	if o.fleet == "" {
+		errs = append(errs, errors.New("--fleet is required"))
+	} else if u, err := url.Parse(o.fleet); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("--fleet %q: want http://HOST:PORT", o.fleet))
+	}
+	if o.interval < 0 {
+		errs = append(errs, fmt.Errorf("--discovery-interval %s: want >= 0", o.interval))
+	}
+	if o.upstreamTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--upstream-timeout %s: want > 0", o.upstreamTimeout))
+	}
+	if o.drain <= 0 {
+		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return nil
+}
+
+func runEdge(ctx context.Context, o edgeFlags) error {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("server", "edge")
+	e, err := edge.New(edge.Config{
+		Discovery:       edge.FleetDiscovery{Client: fleet.New(o.fleet, edgeFleetTimeout)},
+		Interval:        o.interval,
+		UpstreamTimeout: o.upstreamTimeout,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := serve.Listen(o.listen)
+	if err != nil {
+		return err
+	}
+	discCtx, stopDiscovery := context.WithCancel(ctx)
+	defer stopDiscovery()
+	discDone := make(chan struct{})
+	go func() {
+		defer close(discDone)
+		e.Run(discCtx) // keeps refreshing while draining: in-flight calls need no list, new ones still route
+	}()
+
+	log.Info("edge starting", "listen", ln.Addr().String(), "fleet", o.fleet,
+		"discovery_interval", o.interval.String(), "upstream_timeout", o.upstreamTimeout.String(), "drain", o.drain.String())
+	err = serve.Run(ctx, ln, e.Handler(), e.Health(), serve.Options{
+		Addr: o.listen, Drain: o.drain, Logger: log,
+		WriteTimeout: o.upstreamTimeout + 30*time.Second, // a forwarded call may take the whole upstream timeout
+	})
+	stopDiscovery()
+	<-discDone
+	return err
+}

@@ -1,0 +1,46 @@
+// Command scaleproof-ref is the reference system scaleproof tests: one binary
+// with three servers, so one image serves all three.
+//
+//	scaleproof-ref console   the console API and the reference autoscaler
+//	scaleproof-ref worker    an MCP server with an in-flight limit (429 beyond it)
+//	scaleproof-ref edge      routes /g/{group}/z/{zone}/mcp to a ready worker
+//
+// Exit codes: 0 clean stop (SIGTERM drained), 1 runtime error, 2 bad flags.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// errUsage marks a flag or argument error (exit code 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	root := &cobra.Command{
+		Use:   "scaleproof-ref",
+		Short: "The reference system scaleproof tests: console (autoscaler), worker (MCP), edge",
+		Long: `scaleproof-ref runs one server of the reference system per process.
+
+Each server listens on --listen (port 0 allowed) and prints one line on stdout,
+"scaleproof-ref listening http://HOST:PORT", then logs JSON to stderr. On SIGTERM
+it turns /readyz to 503, finishes in-flight requests up to its drain timeout, and
+exits 0.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newWorkerCmd(), newEdgeCmd(), newConsoleCmd())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, c.UsageString())
+	})
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "scaleproof-ref:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}

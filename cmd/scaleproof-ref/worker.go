@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/refstack/worker"
+)
+
+type workerFlags struct {
+	listen, id       string
+	maxInflight      int
+	workMS           int
+	drain, bootDelay time.Duration
+}
+
+func newWorkerCmd() *cobra.Command {
+	var o workerFlags
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "An MCP server with one tool, work, and an in-flight limit (429 beyond it)",
+		Long: `worker serves MCP (streamable HTTP, stateless, JSON responses) on POST /mcp with
+one tool, "work" {"ms": N}, that holds the call N ms (default --work-ms, at most
+60000) and answers "worked N ms on ID". A bare tools/call with no initialize works.
+
+Seed 002 ("How it decides"): each worker reports its in-flight calls, the in-flight
+limit it runs with (` + worker.EnvMaxInflight + `, default 32) and its total call count, on
+GET /metrics as ` + worker.MetricInflight + `, ` + worker.MetricInflightLimit + `,
+` + worker.MetricCallsTotal + ` (also ` + worker.MetricReady + ` and ` + worker.MetricRefusedTotal + `).
+A POST beyond the limit is refused with 429, Retry-After: 1 and a JSON-RPC error:
+the node refusing calls until the next worker is ready, the intended back-pressure.
+
+Also GET /readyz (503 during --boot-delay and while draining) and GET /livez.
+
+Environment (used when --max-inflight is not given):
+  ` + worker.EnvMaxInflight + `  the in-flight limit`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("%w: worker takes no arguments, got %q", errUsage, args)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.resolve(cmd); err != nil {
+				return err
+			}
+			return runWorker(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
+	f.StringVar(&o.id, "id", "", "worker name in results, errors and logs (default hostname-pid)")
+	f.IntVar(&o.maxInflight, "max-inflight", worker.DefaultMaxInflight,
+		"in-flight limit: admitted POST /mcp at once; more get 429. Seed 002: "+worker.EnvMaxInflight+", default 32")
+	f.IntVar(&o.workMS, "work-ms", int(worker.DefaultWork.Milliseconds()), "milliseconds a work call lasts when it names no ms (0..60000)")
+	f.DurationVar(&o.drain, "drain", 40*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
+	f.DurationVar(&o.bootDelay, "boot-delay", 0, "/readyz answers 503 until this long after start (a slow-starting worker)")
+	return cmd
+}
+
+// resolve applies the environment to --max-inflight when it is not given and checks every value.
+func (o *workerFlags) resolve(cmd *cobra.Command) error {
+	var errs []error
+	if v, ok := os.LookupEnv(worker.EnvMaxInflight); ok && !cmd.Flags().Changed("max-inflight") {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%w: %s=%q: want an integer >= 1", errUsage, worker.EnvMaxInflight, v)
+		}
+		o.maxInflight = n
+	}
+	if o.maxInflight < 1 {
+		errs = append(errs, fmt.Errorf("in-flight limit %d: want >= 1", o.maxInflight))
+	}
+	if o.workMS < 0 || o.workMS > int(worker.MaxWork.Milliseconds()) {
+		errs = append(errs, fmt.Errorf("--work-ms %d: want 0..%d", o.workMS, worker.MaxWork.Milliseconds()))
+	}
+	if o.drain <= 0 {
+		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
+	}
+	if o.bootDelay < 0 {
+		errs = append(errs, fmt.Errorf("--boot-delay %s: want >= 0", o.bootDelay))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return nil
+}
+
+func runWorker(ctx context.Context, o workerFlags) error {
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("server", "worker")
+	work := time.Duration(o.workMS) * time.Millisecond
+	if o.workMS == 0 {
+		work = time.Nanosecond // --work-ms 0 means calls return at once, not the package default
+	}
+	w := worker.New(worker.Config{
+		ID: o.id, MaxInflight: o.maxInflight, Work: work, BootDelay: o.bootDelay, Logger: log,
+	})
+	ln, err := serve.Listen(o.listen)
+	if err != nil {
+		return err
+	}
+	log = log.With("worker", w.ID())
+	log.Info("worker starting", "listen", ln.Addr().String(), "max_inflight", w.Limit(),
+		"work_ms", o.workMS, "boot_delay", o.bootDelay.String(), "drain", o.drain.String())
+	return serve.Run(ctx, ln, w.Handler(), w.Health(), serve.Options{
+		Addr: o.listen, Drain: o.drain, Logger: log,
+		WriteTimeout: worker.MaxWork + time.Minute, // above the longest work call
+	})
+}

@@ -1,0 +1,87 @@
+// Command scaleproof is the harness: it brings up a platform, deploys the
+// reference system (or points at one that is not ours), drives seed 002's
+// five scenarios with MCP tools/call load, judges them, and writes results.
+//
+// Exit codes (stable, for CI):
+//
+//	0  every scenario passed
+//	1  a scenario failed (or a compared run regressed)
+//	2  bad usage or unusable input
+//	3  the platform could not be brought up (infrastructure)
+//	130 interrupted (Ctrl-C / SIGTERM); results are still written, marked incomplete
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK          = 0
+	exitFailed      = 1
+	exitUsage       = 2
+	exitInfra       = 3
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// version is set with -ldflags "-X main.version=..." by the Makefile.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+func main() {
+	root := &cobra.Command{
+		Use:   "scaleproof",
+		Short: "Load-test and conformance harness for worker autoscalers (seed 002 / HPA-style)",
+		Long: `scaleproof proves that an autoscaler scales workers up fast, back down carefully,
+never scales in during an outage, honours its bounds and roles, and keeps the
+service up while it does.
+
+  scaleproof run                       the five scenarios on local processes (quick profile)
+  scaleproof run --profile published   the seed's own settings (scheduler 20 s, cooldowns 30/120 s)
+  scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
+                                       an autoscaler that is not ours, through the same API
+  scaleproof report RESULTS...         the published table from results files
+
+Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 interrupted.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newRunCmd(), newReportCmd(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },
+	})
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
+	})
+	err := root.Execute()
+	if err == nil {
+		os.Exit(exitOK)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(os.Stderr, "scaleproof:", ee.err)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "scaleproof:", err)
+	os.Exit(exitUsage) // cobra's own errors: unknown command, bad args
+}

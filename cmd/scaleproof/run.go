@@ -1,0 +1,340 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/platform/external"
+	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+)
+
+type runOpts struct {
+	platform     string
+	profile      string
+	scenarios    []string
+	artifacts    string
+	refBin       string
+	group        string
+	name         string
+	consoleURL   string
+	edgeURL      string
+	keysFile     string
+	jsonOut      bool
+	quiet        bool
+	extraColumns bool
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOpts{}
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Bring up a platform, run the scenarios, print the table, write results",
+		Long: `run brings up the platform, runs seed 002's scenarios with 64 VUs of MCP
+tools/call through the edge, polls the console's /readyz every second, prints
+the table (Platform | Up to 3 | Back to 1 | Calls ok | 429 | 5xx) and one
+PASS/FAIL line per scenario, and tears the platform down (also on Ctrl-C; a
+second Ctrl-C exits at once).
+
+Scenarios (seed 002 "Load tests"):
+  viewer-refused  viewer and MCP-user keys PUT max_count -> 403, nothing changes, audited
+  max-1           max 1 never scales: count 1 at every sample, 429 > 0, no 5xx
+  sustained       load up to max 3 and back to 1 (the table's times come from here)
+  burst           a 45 s burst, then idle back to 1
+  max-lowered     at 3 under load an admin sets max 1: count 1 at the next sample
+
+Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
+cooldowns 30/120 s, 45 s burst: the seed's own settings, about half an hour).
+
+Results go to the artifacts folder ($ARTIFACTS when set, else
+./_artifacts/<run-id>): results.jsonl (written as the run goes; a killed run
+keeps what it measured, marked incomplete), table.md, and process logs.`,
+		Example: `  scaleproof run
+  scaleproof run --profile published
+  scaleproof run --scenarios sustained,max-lowered
+  scaleproof run --platform external --name GKE --console-url https://console.example \
+      --edge-url https://edge.example --keys keys.json --group loadtest`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, o) },
+	}
+	f := c.Flags()
+	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1) or external (already running; see --console-url)")
+	f.StringVar(&o.profile, "profile", "quick", "settings: quick or published")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
+	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
+	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
+	f.StringVar(&o.group, "group", "scaleproof", "the group whose zones the scenarios create")
+	f.StringVar(&o.name, "name", "", "the table's Platform column (default: the platform's name)")
+	f.StringVar(&o.consoleURL, "console-url", "", "external: the console API base URL")
+	f.StringVar(&o.edgeURL, "edge-url", "", "external: the edge base URL ({edge}/g/{group}/z/{zone}/mcp)")
+	f.StringVar(&o.keysFile, "keys", "", `external: console API keys, JSON {"keys":[{"name","key","role","groups"}]} with super_admin, group_admin of --group, viewer, mcp_user`)
+	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
+	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
+	return c
+}
+
+func newRunID() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+}
+
+func findRefBin(explicit string) (string, error) {
+	if explicit != "" {
+		return filepath.Abs(explicit)
+	}
+	if self, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(self), "scaleproof-ref")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		p := filepath.Join(dir, "scaleproof-ref")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("scaleproof-ref not found beside scaleproof or on $PATH: run `make build` or pass --ref-bin")
+}
+
+func runRun(cmd *cobra.Command, o *runOpts) error {
+	prof, err := scenarios.ProfileByName(o.profile)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	list, err := scenarios.Select(o.scenarios)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	runID := newRunID()
+	dir := o.artifacts
+	if dir == "" {
+		if a := os.Getenv("ARTIFACTS"); a != "" {
+			dir = a
+		} else {
+			dir = filepath.Join("_artifacts", runID)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
+	}
+	logf, err := os.Create(filepath.Join(dir, "scaleproof.log"))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	var pf platform.Platform
+	switch o.platform {
+	case "local":
+		bin, err := findRefBin(o.refBin)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = local.New(local.Config{
+			Bin: bin, WorkDir: filepath.Join(dir, "local"), Group: o.group,
+			UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
+			TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
+			Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
+				Drain: max(prof.ConsoleDrain, 5*time.Second)},
+			Log: log.With("part", "platform"),
+		})
+	case "external":
+		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = x
+	default:
+		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, external)", o.platform))
+	}
+	name := o.name
+	if name == "" {
+		name = pf.Name()
+	}
+
+	resultsPath := filepath.Join(dir, "results.jsonl")
+	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
+		Platform: name, Profile: prof.Name, Policy: "step", Settings: prof.Settings(), Started: time.Now()})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+
+	// First Ctrl-C: stop the run, tear down, write what was measured. Second: exit now.
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-sigc:
+		case <-ctx.Done():
+			return
+		}
+		close(interrupted)
+		fmt.Fprintln(os.Stderr, "\nscaleproof: interrupted; tearing down (Ctrl-C again to exit now)")
+		cancel()
+		select {
+		case <-sigc:
+			fmt.Fprintln(os.Stderr, "scaleproof: exiting now; results so far in", resultsPath)
+			os.Exit(exitInterrupted)
+		case <-time.After(10 * time.Minute):
+		}
+	}()
+
+	stderr := cmd.ErrOrStderr()
+	prog := newProgress(stderr, o.quiet)
+	say := func(format string, args ...any) {
+		if !o.quiet {
+			fmt.Fprintf(stderr, format+"\n", args...)
+		}
+	}
+	say("scaleproof %s: platform %s, profile %s, %d scenarios; artifacts in %s", version, name, prof.Name, len(list), dir)
+
+	upStart := time.Now()
+	ep, upErr := pf.Up(ctx)
+	var verdicts []reports.Verdict
+	code := exitOK
+	reason := ""
+	if upErr != nil {
+		code, reason = exitInfra, "platform up: "+upErr.Error()
+		log.Error("platform up failed", "err", upErr)
+	} else {
+		say("platform up in %.1f s: console %s, edge %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL)
+		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
+		env.Progress = prog.update
+		verdicts = env.Run(ctx, list)
+		prog.done()
+	}
+
+	// Teardown always runs: logs first, then down (kubetest2 order).
+	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	if err := pf.DumpLogs(dctx, filepath.Join(dir, "logs")); err != nil {
+		log.Warn("dump logs", "err", err)
+	}
+	if err := pf.Down(dctx); err != nil {
+		log.Warn("platform down", "err", err)
+		say("teardown: %v", err)
+	}
+	dcancel()
+
+	row := reports.SummaryRow(name, verdicts)
+	select {
+	case <-interrupted:
+		code, reason = exitInterrupted, "interrupted"
+	default:
+		if code == exitOK && (!row.Passed || len(verdicts) < len(list)) {
+			code, reason = exitFailed, "a scenario failed"
+		}
+	}
+	_ = w.Write(reports.KindSummary, row)
+	if code != exitInterrupted {
+		if err := w.Close(reports.End{Ended: time.Now(), ExitCode: code, Reason: reason}); err != nil {
+			log.Warn("results close", "err", err)
+		}
+	}
+	cols := reports.Columns{}
+	if o.extraColumns {
+		cols = reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
+	}
+	if mdf, err := os.Create(filepath.Join(dir, "table.md")); err == nil {
+		_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+		fmt.Fprintln(mdf)
+		reports.WriteVerdicts(mdf, verdicts)
+		mdf.Close()
+	}
+	out := cmd.OutOrStdout()
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"row": row, "verdicts": verdicts, "results": resultsPath, "exit_code": code})
+	} else {
+		fmt.Fprintln(out)
+		_ = reports.WriteTable(out, []reports.Row{row}, cols)
+		fmt.Fprintln(out)
+		reports.WriteVerdicts(out, verdicts)
+		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
+	}
+	if code != exitOK {
+		return withCode(code, errors.New(reason))
+	}
+	return nil
+}
+
+// progress prints the live state: one rewritten line on a terminal, a plain
+// line every few seconds (and on every phase change) otherwise.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	off     bool
+	tty     bool
+	last    time.Time
+	phase   string
+	printed bool
+}
+
+func newProgress(w io.Writer, quiet bool) *progress {
+	p := &progress{w: w, off: quiet}
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
+	}
+	return p
+}
+
+func (p *progress) update(s scenarios.Status) {
+	if p.off {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	line := fmt.Sprintf("%-14s %-40s %4.0fs/%-4.0fs VUs %2d  count %d/%d ready %d  ok %d 429 %d 5xx %d",
+		s.Scenario, trim(s.Phase, 40), s.Elapsed.Seconds(), s.Expected.Seconds(), s.VUs, s.Count, s.Max, s.Ready,
+		s.Calls.OK, s.Calls.TooMany, s.Calls.Server5xx)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.printed = true
+		return
+	}
+	if s.Phase != p.phase || time.Since(p.last) >= 5*time.Second {
+		fmt.Fprintln(p.w, line)
+		p.last, p.phase = time.Now(), s.Phase
+	}
+}
+
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.printed {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func trim(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}

@@ -1,0 +1,65 @@
+package edge
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metric names an edge serves on GET /metrics, and their labels.
+const (
+	// MetricRequestsTotal is a counter of answered requests to
+	// /g/{group}/z/{zone}/mcp (405s included), labels group, zone, code (the
+	// HTTP status sent; 499 when the client went away first). Unknown paths
+	// (404) are not counted.
+	MetricRequestsTotal = "scaleproof_edge_requests_total"
+	// MetricInflight is a gauge, labels group, zone: requests inside the edge
+	// for the zone now (queued + running).
+	MetricInflight = "scaleproof_edge_inflight"
+	// MetricInflightRequests is a summary, labels group, zone, with quantiles
+	// 0.5, 0.75, 0.9, 0.99 over the last minute: the zone's in-flight requests
+	// (queued + running, the request itself included) observed at each
+	// request's start and end. It is seed 000's signal (Cortex's
+	// cortex_query_scheduler_inflight_requests), read as
+	// sum(max_over_time(scaleproof_edge_inflight_requests{quantile="0.75"}[2m])).
+	MetricInflightRequests = "scaleproof_edge_inflight_requests"
+
+	LabelGroup = "group"
+	LabelZone  = "zone"
+	LabelCode  = "code"
+)
+
+// InflightMaxAge is the window MetricInflightRequests' quantiles cover.
+const InflightMaxAge = time.Minute
+
+type metrics struct {
+	reg      *prometheus.Registry
+	requests *prometheus.CounterVec
+	inflight *prometheus.GaugeVec
+	summary  *prometheus.SummaryVec
+}
+
+func newMetrics() *metrics {
+	// quantile -> allowed error
+	objectives := map[float64]float64{0.5: 0.05, 0.75: 0.025, 0.9: 0.01, 0.99: 0.001}
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricRequestsTotal,
+			Help: "Answered requests to /g/{group}/z/{zone}/mcp by group, zone and HTTP status (499: client went away).",
+		}, []string{LabelGroup, LabelZone, LabelCode}),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: MetricInflight,
+			Help: "MCP calls inside the edge per group and zone (queued + running).",
+		}, []string{LabelGroup, LabelZone}),
+		summary: prometheus.NewSummaryVec(prometheus.SummaryOpts{
+			Name:       MetricInflightRequests,
+			Help:       "A zone's in-flight MCP calls (queued + running) observed at each call's start and end.",
+			Objectives: objectives,
+			MaxAge:     InflightMaxAge,
+			AgeBuckets: 6,
+		}, []string{LabelGroup, LabelZone}),
+	}
+	m.reg.MustRegister(m.requests, m.inflight, m.summary)
+	return m
+}

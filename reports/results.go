@@ -1,0 +1,318 @@
+// Package reports writes and reads scaleproof results files and renders them:
+// the seed-002 published table layout, per-scenario verdict lines.
+//
+// A results file is JSON Lines, written as the run goes (one record a line,
+// flushed and fsynced per record), so a run killed at any moment leaves a
+// valid file holding what it measured; a file without an "end" record is
+// read as incomplete.
+//
+// Must not import scenarios/ or autoscaler/ (renderers depend on the file
+// format only).
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Schema names the results file format and its version.
+const Schema = "scaleproof.results/v1"
+
+// Record kinds, one per line.
+const (
+	KindRun       = "run"         // first line: RunMeta
+	KindScenario  = "scenario"    // a scenario started
+	KindSecond    = "second"      // one per-second bucket of a scenario: Second
+	KindEvent     = "scale"       // a scale event: ScaleEvent
+	KindReadyz    = "readyz"      // a /readyz failure
+	KindVerdict   = "verdict"     // a scenario's verdict: Verdict
+	KindSummary   = "summary"     // the table row: Row
+	KindEnd       = "end"         // last line: End
+	KindSampleRaw = "zone_sample" // a raw zone sample
+)
+
+// RunMeta describes a run.
+type RunMeta struct {
+	Schema   string            `json:"schema"`
+	RunID    string            `json:"run_id"`
+	Version  string            `json:"version"`
+	Commit   string            `json:"commit,omitempty"`
+	Platform string            `json:"platform"`
+	Profile  string            `json:"profile"`
+	Policy   string            `json:"policy,omitempty"`
+	Settings map[string]string `json:"settings,omitempty"`
+	Started  time.Time         `json:"started"`
+}
+
+// Calls counts calls by class (load engine classes).
+type Calls struct {
+	OK           int64 `json:"ok"`
+	TooMany      int64 `json:"429"`
+	Other4xx     int64 `json:"4xx"`
+	Server5xx    int64 `json:"5xx"`
+	JSONRPCError int64 `json:"jsonrpc_error"`
+	BadResponse  int64 `json:"bad_response"`
+	Transport    int64 `json:"transport"`
+	Interrupted  int64 `json:"interrupted"`
+}
+
+// Add adds o to c.
+func (c *Calls) Add(o Calls) {
+	c.OK += o.OK
+	c.TooMany += o.TooMany
+	c.Other4xx += o.Other4xx
+	c.Server5xx += o.Server5xx
+	c.JSONRPCError += o.JSONRPCError
+	c.BadResponse += o.BadResponse
+	c.Transport += o.Transport
+	c.Interrupted += o.Interrupted
+}
+
+// Total is every call counted.
+func (c Calls) Total() int64 {
+	return c.OK + c.TooMany + c.Other4xx + c.Server5xx + c.JSONRPCError + c.BadResponse + c.Transport + c.Interrupted
+}
+
+// Second is one per-second bucket of a scenario (T seconds from its start).
+type Second struct {
+	Scenario string  `json:"scenario"`
+	T        int     `json:"t"`
+	VUs      int     `json:"vus"`
+	Count    int     `json:"count"`
+	Max      int     `json:"max_count"`
+	Ready    int     `json:"ready"`
+	Calls    Calls   `json:"calls"`
+	P50ms    float64 `json:"p50_ms"`
+	P95ms    float64 `json:"p95_ms"`
+	P99ms    float64 `json:"p99_ms"`
+}
+
+// ScaleEvent is one change of a zone's count with its times, in seconds from
+// the scenario's start: decision (the count changed), ready (ready reached
+// the new count) and served (first ok call through the edge after ready).
+// A time is -1 when it never happened.
+type ScaleEvent struct {
+	Scenario  string  `json:"scenario"`
+	From      int     `json:"from"`
+	To        int     `json:"to"`
+	DecisionS float64 `json:"decision_s"`
+	ReadyS    float64 `json:"ready_s"`
+	ServedS   float64 `json:"served_s"`
+	Reason    string  `json:"reason,omitempty"`
+}
+
+// Fact is one checked fact of a scenario.
+type Fact struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail"`
+}
+
+// Verdict is a scenario's outcome.
+type Verdict struct {
+	Scenario  string  `json:"scenario"`
+	Passed    bool    `json:"passed"`
+	Facts     []Fact  `json:"facts"`
+	Calls     Calls   `json:"calls"`
+	DurationS float64 `json:"duration_s"`
+	UpToMaxS  float64 `json:"up_to_max_s,omitempty"` // decision reaching max, from scenario start; -1 never
+	ReadyMaxS float64 `json:"ready_max_s,omitempty"` // all max workers ready; -1 never
+	BackTo1S  float64 `json:"back_to_1_s,omitempty"` // count back at 1, from scenario start; -1 never
+	PeakCount int     `json:"peak_count,omitempty"`  // highest count sampled
+	P95ms     float64 `json:"p95_ms,omitempty"`      // latency p95 of the scenario's calls
+	Error     string  `json:"error,omitempty"`       // why the scenario could not finish
+}
+
+// Row is one line of the seed-002 table.
+type Row struct {
+	Platform string  `json:"platform"`
+	UpTo3S   float64 `json:"up_to_3_s"`   // -1 when max was never reached
+	BackTo1S float64 `json:"back_to_1_s"` // -1 when it never came back
+	Calls    Calls   `json:"calls"`
+	P95ms    float64 `json:"p95_ms,omitempty"`
+	Passed   bool    `json:"passed"`
+	Source   string  `json:"source,omitempty"` // results file or published source
+}
+
+// End closes a run.
+type End struct {
+	Ended    time.Time `json:"ended"`
+	ExitCode int       `json:"exit_code"`
+	Reason   string    `json:"reason,omitempty"`
+}
+
+// record is the line envelope.
+type record struct {
+	Kind string          `json:"kind"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Writer appends records to a results file. Safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error
+}
+
+// Create creates (truncates) a results file and writes the run record.
+func Create(path string, meta RunMeta) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	meta.Schema = Schema
+	w := &Writer{f: f}
+	if err := w.Write(KindRun, meta); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Write appends one record (one line) and syncs it to disk.
+func (w *Writer) Write(kind string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("results: encode %s: %w", kind, err)
+	}
+	line, _ := json.Marshal(record{Kind: kind, Data: b})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return errors.New("results: writer closed")
+	}
+	if _, err := w.f.Write(append(line, '\n')); err != nil {
+		w.err = err
+		return fmt.Errorf("results: write: %w", err)
+	}
+	if kind != KindSecond && kind != KindSampleRaw {
+		_ = w.f.Sync()
+	}
+	return nil
+}
+
+// Close writes the end record and closes the file.
+func (w *Writer) Close(end End) error {
+	werr := w.Write(KindEnd, end)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	_ = w.f.Sync()
+	err := w.f.Close()
+	w.f = nil
+	return errors.Join(werr, err)
+}
+
+// Path is the file's path.
+func (w *Writer) Path() string { return w.f.Name() }
+
+// Results is a results file read back.
+type Results struct {
+	Path     string
+	Meta     RunMeta
+	Seconds  []Second
+	Events   []ScaleEvent
+	Readyz   []json.RawMessage
+	Verdicts []Verdict
+	Summary  *Row
+	End      *End
+	// Incomplete is true when the file has no end record (the run was
+	// killed) or its last line was cut.
+	Incomplete bool
+}
+
+// Read parses a results file. A cut last line is skipped and marks the file
+// incomplete; any other bad line is an error.
+func Read(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: %w", err)
+	}
+	return Parse(path, bytes.NewReader(b))
+}
+
+// Parse reads results from r (name is used in errors).
+func Parse(name string, r io.Reader) (*Results, error) {
+	res := &Results{Path: name}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var lines [][]byte
+	for sc.Scan() {
+		lines = append(lines, append([]byte(nil), sc.Bytes()...))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("results %s: %w", name, err)
+	}
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal(line, &rec); err != nil {
+			if i == len(lines)-1 {
+				res.Incomplete = true // cut mid-write
+				break
+			}
+			return nil, fmt.Errorf("results %s line %d: %w", name, i+1, err)
+		}
+		if err := res.add(rec); err != nil {
+			return nil, fmt.Errorf("results %s line %d: %w", name, i+1, err)
+		}
+	}
+	if res.Meta.Schema == "" {
+		return nil, fmt.Errorf("results %s: no run record: not a scaleproof results file", name)
+	}
+	if res.Meta.Schema != Schema {
+		return nil, fmt.Errorf("results %s: schema %q, this build reads %q", name, res.Meta.Schema, Schema)
+	}
+	if res.End == nil {
+		res.Incomplete = true
+	}
+	return res, nil
+}
+
+func (res *Results) add(rec record) error {
+	switch rec.Kind {
+	case KindRun:
+		return json.Unmarshal(rec.Data, &res.Meta)
+	case KindSecond:
+		var s Second
+		err := json.Unmarshal(rec.Data, &s)
+		res.Seconds = append(res.Seconds, s)
+		return err
+	case KindEvent:
+		var e ScaleEvent
+		err := json.Unmarshal(rec.Data, &e)
+		res.Events = append(res.Events, e)
+		return err
+	case KindReadyz:
+		res.Readyz = append(res.Readyz, rec.Data)
+	case KindVerdict:
+		var v Verdict
+		err := json.Unmarshal(rec.Data, &v)
+		res.Verdicts = append(res.Verdicts, v)
+		return err
+	case KindSummary:
+		var r Row
+		if err := json.Unmarshal(rec.Data, &r); err != nil {
+			return err
+		}
+		res.Summary = &r
+	case KindEnd:
+		var e End
+		if err := json.Unmarshal(rec.Data, &e); err != nil {
+			return err
+		}
+		res.End = &e
+	}
+	return nil // unknown kinds are skipped (newer minor writers)
+}

@@ -1,0 +1,160 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// RowFromResults derives the seed-002 table row of a results file: the
+// summary record when present, else the row computed from the verdicts (a
+// killed run still gets a row from what it measured).
+func RowFromResults(res *Results) Row {
+	if res.Summary != nil {
+		r := *res.Summary
+		r.Source = res.Path
+		return r
+	}
+	r := SummaryRow(res.Meta.Platform, res.Verdicts)
+	r.Source = res.Path
+	return r
+}
+
+// SummaryRow builds the table row of a run from its verdicts: "Up to 3" and
+// "Back to 1" come from the sustained scenario (seed 002: "sustained load up
+// to the max and back to 1"; times from the start of that scenario's load),
+// the call counts are summed over every scenario, and the row passes only
+// when every verdict passed.
+func SummaryRow(platform string, vs []Verdict) Row {
+	r := Row{Platform: platform, UpTo3S: -1, BackTo1S: -1, Passed: len(vs) > 0}
+	for _, v := range vs {
+		r.Calls.Add(v.Calls)
+		if !v.Passed {
+			r.Passed = false
+		}
+		if v.Scenario == "sustained" {
+			r.UpTo3S, r.BackTo1S, r.P95ms = v.UpToMaxS, v.BackTo1S, v.P95ms
+		}
+	}
+	return r
+}
+
+// Columns are optional extra columns of the table.
+type Columns struct {
+	Other4xx  bool // other 4xx
+	Transport bool // transport errors
+	Pct429    bool // 429 as a percentage of all calls
+	P95       bool // latency p95
+}
+
+// FormatSeconds renders a time as the seed does ("178 s"), "—" when never.
+func FormatSeconds(s float64) string {
+	if s < 0 {
+		return "—"
+	}
+	return strconv.FormatFloat(s, 'f', 0, 64) + " s"
+}
+
+// FormatCount renders a count with thousands separated by a space as the
+// seed's table does ("25 909").
+func FormatCount(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func (c Columns) header() []string {
+	h := []string{"Platform", "Up to 3", "Back to 1", "Calls ok", "429 (back-pressure)", "5xx"}
+	if c.Other4xx {
+		h = append(h, "Other 4xx")
+	}
+	if c.Transport {
+		h = append(h, "Transport errors")
+	}
+	if c.Pct429 {
+		h = append(h, "429 %")
+	}
+	if c.P95 {
+		h = append(h, "p95")
+	}
+	return h
+}
+
+func (c Columns) cells(r Row) []string {
+	out := []string{r.Platform, FormatSeconds(r.UpTo3S), FormatSeconds(r.BackTo1S),
+		FormatCount(r.Calls.OK), FormatCount(r.Calls.TooMany), FormatCount(r.Calls.Server5xx)}
+	if c.Other4xx {
+		out = append(out, FormatCount(r.Calls.Other4xx))
+	}
+	if c.Transport {
+		out = append(out, FormatCount(r.Calls.Transport))
+	}
+	if c.Pct429 {
+		pct := 0.0
+		if t := r.Calls.Total(); t > 0 {
+			pct = 100 * float64(r.Calls.TooMany) / float64(t)
+		}
+		out = append(out, strconv.FormatFloat(pct, 'f', 1, 64)+" %")
+	}
+	if c.P95 {
+		out = append(out, strconv.FormatFloat(r.P95ms, 'f', 0, 64)+" ms")
+	}
+	return out
+}
+
+// WriteTable writes rows as an aligned plain-text table in the seed's layout.
+func WriteTable(w io.Writer, rows []Row, c Columns) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(c.header(), "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(c.cells(r), "\t"))
+	}
+	return tw.Flush()
+}
+
+// WriteMarkdown writes rows as a Markdown table in the seed's layout.
+func WriteMarkdown(w io.Writer, rows []Row, c Columns) error {
+	h := c.header()
+	if _, err := fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat(" --- |", len(h))); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(c.cells(r), " | ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteVerdicts writes one pass/fail line per scenario with its failed facts.
+func WriteVerdicts(w io.Writer, vs []Verdict) {
+	for _, v := range vs {
+		mark := "PASS"
+		if !v.Passed {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s  %-14s %5.0f s  ok %s, 429 %s, 5xx %s\n", mark, v.Scenario, v.DurationS,
+			FormatCount(v.Calls.OK), FormatCount(v.Calls.TooMany), FormatCount(v.Calls.Server5xx))
+		if v.Error != "" {
+			fmt.Fprintf(w, "      error: %s\n", v.Error)
+		}
+		for _, f := range v.Facts {
+			if !f.Passed {
+				fmt.Fprintf(w, "      failed: %s: %s\n", f.Name, f.Detail)
+			}
+		}
+	}
+}

@@ -1,0 +1,165 @@
+// Package consoleclient is the harness's client for the console API of
+// seed 002 (the reference console or any autoscaler that serves the same
+// API). It returns HTTP statuses as values: scenarios judge them.
+//
+// Must not import other packages of this module.
+package consoleclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Decision is a zone's last decision as the console reports it.
+type Decision struct {
+	Action string    `json:"action"`
+	From   int       `json:"from"`
+	To     int       `json:"to"`
+	Reason string    `json:"reason"`
+	At     time.Time `json:"at"`
+}
+
+// Zone is GET /api/v1/groups/{g}/zones/{z}/workers. Viewers see Count only:
+// MaxCount is then nil.
+type Zone struct {
+	Group        string    `json:"group"`
+	Zone         string    `json:"zone"`
+	Count        int       `json:"count"`
+	MaxCount     *int      `json:"max_count,omitempty"`
+	Ready        *int      `json:"ready,omitempty"`
+	Starting     *int      `json:"starting,omitempty"`
+	LastDecision *Decision `json:"last_decision,omitempty"`
+}
+
+// Update is the PUT body; nil fields are left out.
+type Update struct {
+	MaxCount *int `json:"max_count,omitempty"`
+	Count    *int `json:"count,omitempty"`
+}
+
+// AuditEntry is one entry of GET /api/v1/audit.
+type AuditEntry struct {
+	ID     uint64            `json:"id"`
+	At     time.Time         `json:"at"`
+	Actor  string            `json:"actor"`
+	Group  string            `json:"group"`
+	Zone   string            `json:"zone"`
+	Action string            `json:"action"`
+	Tags   map[string]string `json:"tags"`
+	Error  string            `json:"error,omitempty"`
+}
+
+// Autorebalance is GET/PUT /api/v1/config/autorebalance.
+type Autorebalance struct {
+	Enabled         bool    `json:"enabled"`
+	IntervalSeconds float64 `json:"interval_seconds"`
+}
+
+// Client calls one console. Every request is bounded by its timeout.
+type Client struct {
+	base string
+	hc   *http.Client
+}
+
+// New returns a client for the console at base, each request bounded by timeout.
+func New(base string, timeout time.Duration) *Client {
+	return &Client{base: strings.TrimRight(base, "/"), hc: &http.Client{Timeout: timeout}}
+}
+
+// SetBase points the client at a console's new address (after a restart).
+func (c *Client) SetBase(base string) { c.base = strings.TrimRight(base, "/") }
+
+// Base is the console's base URL.
+func (c *Client) Base() string { return c.base }
+
+func zonePath(g, z string) string {
+	return "/api/v1/groups/" + url.PathEscape(g) + "/zones/" + url.PathEscape(z)
+}
+
+// GetZone reads a zone as key sees it. It returns the HTTP status; err is
+// only for transport or decoding failures.
+func (c *Client) GetZone(ctx context.Context, key, g, z string) (Zone, int, error) {
+	var out Zone
+	st, err := c.do(ctx, http.MethodGet, zonePath(g, z)+"/workers", key, nil, &out)
+	return out, st, err
+}
+
+// PutZone sets max and/or count.
+func (c *Client) PutZone(ctx context.Context, key, g, z string, u Update) (int, error) {
+	return c.do(ctx, http.MethodPut, zonePath(g, z)+"/workers", key, u, nil)
+}
+
+// Rebalance triggers one decision now.
+func (c *Client) Rebalance(ctx context.Context, key, g, z string) (int, error) {
+	return c.do(ctx, http.MethodPost, zonePath(g, z)+"/rebalance", key, nil, nil)
+}
+
+// SetAutorebalance turns the scheduler on or off.
+func (c *Client) SetAutorebalance(ctx context.Context, key string, a Autorebalance) (int, error) {
+	return c.do(ctx, http.MethodPut, "/api/v1/config/autorebalance", key, a, nil)
+}
+
+// Audit lists audit entries of a group/zone (empty = all the key may see).
+func (c *Client) Audit(ctx context.Context, key, g, z string) ([]AuditEntry, int, error) {
+	q := url.Values{}
+	if g != "" {
+		q.Set("group", g)
+	}
+	if z != "" {
+		q.Set("zone", z)
+	}
+	q.Set("limit", "1000")
+	var out struct {
+		Entries []AuditEntry `json:"entries"`
+	}
+	st, err := c.do(ctx, http.MethodGet, "/api/v1/audit?"+q.Encode(), key, nil, &out)
+	return out.Entries, st, err
+}
+
+// Readyz returns the status of GET /readyz.
+func (c *Client) Readyz(ctx context.Context) (int, error) {
+	return c.do(ctx, http.MethodGet, "/readyz", "", nil, nil)
+}
+
+func (c *Client) do(ctx context.Context, method, path, key string, in, out any) (int, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return 0, err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return 0, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("%s %s: read body: %w", method, path, err)
+	}
+	if out != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(b, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: decode: %w", method, path, err)
+		}
+	}
+	return resp.StatusCode, nil
+}

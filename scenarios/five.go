@@ -1,0 +1,261 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+)
+
+// ViewerRefused: "a viewer refused". Viewer and MCP-user keys PUT max_count:
+// 403 each; count and max unchanged; the audit has error:forbidden with each
+// actor; a viewer reads the count only (seed 002 "The bounds").
+func ViewerRefused() Scenario {
+	return Scenario{
+		Name:     "viewer-refused",
+		Title:    "a viewer refused",
+		Expected: func(p Profile) time.Duration { return 5 * time.Second },
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			g := e.Endpoints.Group
+			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
+				return err
+			}
+			before := s.sampler.SampleNow(ctx)
+			s.Phase("refused attempts")
+			wanted := 5
+			for _, k := range []struct{ who, key, name string }{
+				{"viewer", e.Endpoints.Keys.Viewer.Key, e.Endpoints.Keys.Viewer.Name},
+				{"MCP user", e.Endpoints.Keys.MCPUser.Key, e.Endpoints.Keys.MCPUser.Name},
+			} {
+				st, err := e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{MaxCount: &wanted})
+				s.Check(k.who+" PUT max_count is 403", err == nil && st == http.StatusForbidden, "HTTP %d %v", st, err)
+				st, err = e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{Count: &wanted})
+				s.Check(k.who+" PUT count is 403", err == nil && st == http.StatusForbidden, "HTTP %d %v", st, err)
+				z, st, err := e.Console.GetZone(ctx, k.key, g, s.Zone)
+				s.Check(k.who+" reads the count only", err == nil && st == http.StatusOK && z.MaxCount == nil,
+					"HTTP %d, max_count shown: %v %v", st, z.MaxCount != nil, err)
+			}
+			after := s.sampler.SampleNow(ctx)
+			s.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
+				"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
+			entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, g, s.Zone)
+			if !s.Check("audit readable by the super admin", err == nil && st == http.StatusOK, "HTTP %d %v", st, err) {
+				return nil
+			}
+			for _, name := range []string{e.Endpoints.Keys.Viewer.Name, e.Endpoints.Keys.MCPUser.Name} {
+				n := 0
+				for _, en := range entries {
+					if en.Actor == name && (en.Error == "forbidden" || en.Tags["error"] == "forbidden") {
+						n++
+					}
+				}
+				s.Check("audit has error:forbidden for "+name, n >= 2, "%d entries", n)
+			}
+			return nil
+		},
+	}
+}
+
+// MaxOneNeverScales: "max 1 never scales". 64 VUs against a zone with max 1:
+// the count is 1 at every sample, the worker refuses beyond its in-flight
+// limit (429 > 0), and nothing answers 5xx.
+func MaxOneNeverScales() Scenario {
+	return Scenario{
+		Name:     "max-1",
+		Title:    "max 1 never scales",
+		Expected: func(p Profile) time.Duration { return p.MaxOneLoad + p.GracefulStop },
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := s.CreateZone(ctx, 1); err != nil {
+				return err
+			}
+			s.Phase(fmt.Sprintf("%d VUs for %s", e.Profile.VUs, e.Profile.MaxOneLoad))
+			l := s.Load(ctx, e.Profile.MaxOneLoad)
+			l.Wait()
+			if err := l.Err(); err != nil {
+				return err
+			}
+			bad := 0
+			for _, smp := range s.Samples() {
+				if smp.Err == "" && smp.Count != 1 {
+					bad++
+				}
+			}
+			s.Check("count is 1 at every sample", bad == 0, "%d of %d samples had another count", bad, len(s.Samples()))
+			c := l.calls()
+			s.Check("back-pressure: 429 > 0", c.TooMany > 0, "%d calls answered 429", c.TooMany)
+			s.Check("calls served", c.OK > 0, "%d calls ok", c.OK)
+			return nil
+		},
+	}
+}
+
+// loadUntilMax applies load and waits until the count reaches max (the
+// decision) and then all max workers are ready. It records both times.
+func loadUntilMax(ctx context.Context, e *Env, s *Scope, d time.Duration) (*loadRun, error) {
+	max := e.Profile.Max
+	s.Phase(fmt.Sprintf("%d VUs until count reaches %d", e.Profile.VUs, max))
+	l := s.Load(ctx, d)
+	reach, err := s.WaitFor(ctx, fmt.Sprintf("count to reach %d", max), e.Profile.UpTimeout,
+		func(x observe.Sample) bool { return x.Count >= max })
+	if !s.Check(fmt.Sprintf("count reaches %d under load", max), err == nil, "%v", errOr(err, "at %.0f s", s.Since(reach.At))) {
+		return l, nil
+	}
+	s.verdict.UpToMaxS = s.Since(reach.At)
+	ready, err := s.WaitFor(ctx, fmt.Sprintf("%d workers ready", max), e.Profile.UpTimeout,
+		func(x observe.Sample) bool { return x.Ready >= max })
+	if s.Check(fmt.Sprintf("all %d workers ready", max), err == nil, "%v", errOr(err, "at %.0f s", s.Since(ready.At))) {
+		s.verdict.ReadyMaxS = s.Since(ready.At)
+	}
+	return l, nil
+}
+
+// waitBackTo1 waits for the count to come back to 1 after the load and
+// records the time.
+func waitBackTo1(ctx context.Context, e *Env, s *Scope) {
+	s.Phase("idle until count is back to 1")
+	back, err := s.WaitFor(ctx, "count back to 1", e.Profile.DownTimeout, func(x observe.Sample) bool { return x.Count == 1 })
+	if s.Check("count back to 1 after the load", err == nil, "%v", errOr(err, "at %.0f s", s.Since(back.At))) {
+		s.verdict.BackTo1S = s.Since(back.At)
+	}
+}
+
+// checkBounds checks 1 <= count <= max at every sample.
+func checkBounds(s *Scope, max int) {
+	bad := 0
+	for _, smp := range s.Samples() {
+		if smp.Err == "" && (smp.Count < 1 || smp.Count > max) {
+			bad++
+		}
+	}
+	s.Check(fmt.Sprintf("count within 1..%d at every sample", max), bad == 0, "%d samples outside", bad)
+}
+
+func errOr(err error, format string, args ...any) string {
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// Sustained: "sustained load up to the max and back to 1". Max 3; load until
+// the count reaches 3 and all three are ready, held a while; the load stops
+// and the count returns to 1. The table's "Up to 3" and "Back to 1" are this
+// scenario's times from its start.
+func Sustained() Scenario {
+	return Scenario{
+		Name:  "sustained",
+		Title: "sustained load up to the max and back to 1",
+		Expected: func(p Profile) time.Duration {
+			return 2*p.SchedulerInterval + p.SustainHold + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
+		},
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
+				return err
+			}
+			l, err := loadUntilMax(ctx, e, s, e.Profile.UpTimeout+e.Profile.SustainHold)
+			if err != nil || s.verdict.UpToMaxS < 0 {
+				return err
+			}
+			s.Phase(fmt.Sprintf("hold at %d for %s", e.Profile.Max, e.Profile.SustainHold))
+			if err := pause(ctx, e.Profile.SustainHold); err != nil {
+				return err
+			}
+			s.Phase("load stops")
+			l.Stop()
+			l.Wait()
+			waitBackTo1(ctx, e, s)
+			checkBounds(s, e.Profile.Max)
+			return l.Err()
+		},
+	}
+}
+
+// Burst: "a 45 s burst". Load for the burst's length, then idle: the peak
+// count and the time back to 1.
+func Burst() Scenario {
+	return Scenario{
+		Name:  "burst",
+		Title: "a 45 s burst",
+		Expected: func(p Profile) time.Duration {
+			return p.Burst + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
+		},
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
+				return err
+			}
+			s.Phase(fmt.Sprintf("burst: %d VUs for %s", e.Profile.VUs, e.Profile.Burst))
+			l := s.Load(ctx, e.Profile.Burst)
+			l.Wait()
+			peak := 0
+			for _, smp := range s.Samples() {
+				peak = max(peak, smp.Count)
+			}
+			s.Check("burst registered", l.calls().OK > 0, "peak count %d, %d calls ok", peak, l.calls().OK)
+			waitBackTo1(ctx, e, s)
+			checkBounds(s, e.Profile.Max)
+			return l.Err()
+		},
+	}
+}
+
+// MaxLowered: "the max lowered under load". At max under load an admin sets
+// max 1: the count is 1 at the next sample, the audit shows
+// workers.max_count from:3 to:1, and nothing answers 5xx while the removed
+// workers drain.
+func MaxLowered() Scenario {
+	return Scenario{
+		Name:  "max-lowered",
+		Title: "the max lowered under load",
+		Expected: func(p Profile) time.Duration {
+			return 2*p.SchedulerInterval + p.LoweredHold + p.GracefulStop
+		},
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
+				return err
+			}
+			l, err := loadUntilMax(ctx, e, s, e.Profile.UpTimeout+e.Profile.LoweredHold)
+			if err != nil || s.verdict.UpToMaxS < 0 {
+				return err
+			}
+			s.Phase("admin sets max 1 under load")
+			one := 1
+			st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{MaxCount: &one})
+			s.Check("admin PUT max_count 1 is 200", err == nil && st == http.StatusOK, "HTTP %d %v", st, err)
+			next, err := s.WaitFor(ctx, "the next sample", 2*e.Profile.SampleInterval+5*time.Second, func(observe.Sample) bool { return true })
+			s.Check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
+				"count %d max %d %v", next.Count, next.Max, err)
+			entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
+			found := false
+			want := fmt.Sprint(e.Profile.Max)
+			for _, en := range entries {
+				if en.Action == "workers.max_count" && en.Tags["from"] == want && en.Tags["to"] == "1" {
+					found = true
+				}
+			}
+			s.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), found, "HTTP %d, %d entries %v", st, len(entries), err)
+			s.Phase(fmt.Sprintf("load on for %s at max 1", e.Profile.LoweredHold))
+			if err := pause(ctx, e.Profile.LoweredHold); err != nil {
+				return err
+			}
+			l.Stop()
+			l.Wait()
+			return l.Err()
+		},
+	}
+}
+
+// pause holds a phase for d (a load phase's length, not a synchronisation),
+// returning early with an error when ctx ends.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("%w: %v", errStopped, ctx.Err())
+	case <-t.C:
+		return nil
+	}
+}

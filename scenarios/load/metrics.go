@@ -1,0 +1,387 @@
+package load
+
+import (
+	"errors"
+	"maps"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram geometry: microseconds from 1 µs to 10 min.
+const (
+	histLowest     = 1
+	histHighest    = int64(10 * time.Minute / time.Microsecond)
+	histSigFigs    = 3 // run histogram
+	secondSigFigs  = 2 // per-second histograms (±1%, ~25 KB each)
+	maxSecondIndex = int(MaxDuration/time.Second) + 3600
+)
+
+// Latencies summarises a latency histogram. Count is the number of values
+// recorded; the others are zero when Count is zero.
+type Latencies struct {
+	Count                         int64
+	Min, Mean, P50, P95, P99, Max time.Duration
+}
+
+func latenciesOf(h *hdr.Histogram) Latencies {
+	if h == nil || h.TotalCount() == 0 {
+		return Latencies{}
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return Latencies{
+		Count: h.TotalCount(),
+		Min:   us(h.Min()),
+		Mean:  time.Duration(h.Mean() * float64(time.Microsecond)),
+		P50:   us(h.ValueAtQuantile(50)),
+		P95:   us(h.ValueAtQuantile(95)),
+		P99:   us(h.ValueAtQuantile(99)),
+		Max:   us(h.Max()),
+	}
+}
+
+// Second is one per-second bucket of a run: [start+Offset s, start+Offset+1 s).
+type Second struct {
+	Offset    int             // whole seconds since the run start
+	Started   int64           // iterations whose intended start fell in this second
+	Completed int64           // results whose end (Start+Latency) fell in this second
+	Classes   map[Class]int64 // those results by class
+	VUs       int             // most VUs alive during this second (draining ones included)
+	Latencies Latencies       // of those results, interrupted ones excluded
+}
+
+type bucket struct {
+	started, completed int64
+	classes            map[Class]int64
+	vus                int
+	hist               *hdr.Histogram // allocated on first latency
+}
+
+// Snapshot is the live progress of a run.
+type Snapshot struct {
+	Elapsed   time.Duration // since the run start (to its end once done)
+	VUs       int           // VUs alive now, draining ones included
+	TargetVUs int           // Profile.VUsAt now
+	Started   int64         // iterations started so far
+	Completed int64         // results recorded so far
+	InFlight  int64         // Started - Completed
+	Totals    map[Class]int64
+	Done      bool
+}
+
+// Metrics records the results of a run: totals per class, a latency
+// HdrHistogram and per-second buckets relative to the run start. It is safe
+// for concurrent use; the engine fills it while a run goes on, Snapshot reads
+// progress meanwhile.
+//
+// Latency histograms hold every result except interrupted ones (whose
+// latency was cut by the engine); interrupted results are counted in the
+// totals and buckets.
+type Metrics struct {
+	mu        sync.Mutex
+	clock     Clock
+	start     time.Time
+	end       time.Time
+	begun     bool
+	done      bool
+	started   int64
+	completed int64
+	totals    map[Class]int64
+	hist      *hdr.Histogram
+	buckets   []bucket
+	vus       int
+	targetVUs int
+	peakVUs   int
+	dropped   int64
+}
+
+// NewMetrics returns an empty recorder. Pass it to WithMetrics to watch a
+// run live, or fill it with Record.
+func NewMetrics() *Metrics {
+	return &Metrics{clock: systemClock{}, totals: map[Class]int64{}, hist: hdr.New(histLowest, histHighest, histSigFigs)}
+}
+
+var errMetricsInUse = errors.New("load: metrics already hold a run")
+
+// begin starts a run at start.
+func (m *Metrics) begin(start time.Time, c Clock) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.begun {
+		return errMetricsInUse
+	}
+	m.begun, m.start, m.clock = true, start, c
+	return nil
+}
+
+func (m *Metrics) beginAtLocked(t time.Time) {
+	if !m.begun {
+		m.begun, m.start = true, t
+	}
+}
+
+// secondLocked is the bucket index of t, created with the VUs in effect.
+func (m *Metrics) bucketLocked(t time.Time) *bucket {
+	i := 0
+	if d := t.Sub(m.start); d > 0 {
+		i = min(int(d/time.Second), maxSecondIndex)
+	}
+	for len(m.buckets) <= i {
+		m.buckets = append(m.buckets, bucket{vus: m.vus})
+	}
+	return &m.buckets[i]
+}
+
+func (m *Metrics) iterationStarted(at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.started++
+	m.bucketLocked(at).started++
+}
+
+// Record adds r as a started and completed iteration, for building Metrics
+// from stored results. If m has no run start yet, r.Start becomes it.
+func (m *Metrics) Record(r Result) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.beginAtLocked(r.Start)
+	m.started++
+	m.bucketLocked(r.Start).started++
+	m.recordLocked(r)
+}
+
+func (m *Metrics) record(r Result) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.recordLocked(r)
+}
+
+func (m *Metrics) recordLocked(r Result) {
+	lat := max(r.Latency, 0)
+	m.completed++
+	m.totals[r.Class]++
+	b := m.bucketLocked(r.Start.Add(lat))
+	b.completed++
+	if b.classes == nil {
+		b.classes = map[Class]int64{}
+	}
+	b.classes[r.Class]++
+	if r.Class == ClassInterrupted {
+		return
+	}
+	us := min(max(int64(lat/time.Microsecond), histLowest), histHighest)
+	_ = m.hist.RecordValue(us) // in range by construction
+	if b.hist == nil {
+		b.hist = hdr.New(histLowest, histHighest, secondSigFigs)
+	}
+	_ = b.hist.RecordValue(us)
+}
+
+func (m *Metrics) vuDelta(at time.Time, d int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b := m.bucketLocked(at) // a new bucket starts with the count before this change
+	m.vus += d
+	m.peakVUs = max(m.peakVUs, m.vus)
+	b.vus = max(b.vus, m.vus)
+	last := &m.buckets[len(m.buckets)-1] // events may arrive slightly out of order
+	last.vus = max(last.vus, m.vus)
+}
+
+func (m *Metrics) setTarget(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.targetVUs = n
+}
+
+func (m *Metrics) dropResult() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dropped++
+}
+
+func (m *Metrics) finish(end time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.done, m.end, m.targetVUs = true, end, 0
+	if end.After(m.start) {
+		m.bucketLocked(end.Add(-1))
+	}
+}
+
+// Start is the run start (zero before any run or record).
+func (m *Metrics) Start() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.start
+}
+
+// Duration is the length of the finished run, graceful stop included; while
+// running, the time elapsed so far.
+func (m *Metrics) Duration() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.elapsedLocked()
+}
+
+func (m *Metrics) elapsedLocked() time.Duration {
+	switch {
+	case !m.begun:
+		return 0
+	case m.done:
+		return m.end.Sub(m.start)
+	}
+	return m.clock.Now().Sub(m.start)
+}
+
+// Started is the number of iterations started.
+func (m *Metrics) Started() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.started
+}
+
+// Completed is the number of results recorded, every class included.
+func (m *Metrics) Completed() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.completed
+}
+
+// Count is the number of results of class c.
+func (m *Metrics) Count(c Class) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.totals[c]
+}
+
+// Totals is a copy of the result counts per class.
+func (m *Metrics) Totals() map[Class]int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.totals)
+}
+
+// Latencies summarises the run histogram (interrupted results excluded).
+func (m *Metrics) Latencies() Latencies {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return latenciesOf(m.hist)
+}
+
+// Histogram is a copy of the run latency histogram, in microseconds.
+func (m *Metrics) Histogram() *hdr.Histogram {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return hdr.Import(m.hist.Export())
+}
+
+// PeakVUs is the most VUs alive at once.
+func (m *Metrics) PeakVUs() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.peakVUs
+}
+
+// DroppedResults is the number of results the result callback did not get
+// because its queue stayed full (they are in the metrics all the same).
+func (m *Metrics) DroppedResults() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.dropped
+}
+
+// Seconds returns the per-second buckets, one per second from the start to
+// the last event, gaps included.
+func (m *Metrics) Seconds() []Second {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Second, len(m.buckets))
+	for i, b := range m.buckets {
+		out[i] = Second{Offset: i, Started: b.started, Completed: b.completed,
+			Classes: maps.Clone(b.classes), VUs: b.vus, Latencies: latenciesOf(b.hist)}
+		if out[i].Classes == nil {
+			out[i].Classes = map[Class]int64{}
+		}
+	}
+	return out
+}
+
+// Snapshot returns the progress so far.
+func (m *Metrics) Snapshot() Snapshot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Snapshot{Elapsed: m.elapsedLocked(), VUs: m.vus, TargetVUs: m.targetVUs,
+		Started: m.started, Completed: m.completed, InFlight: m.started - m.completed,
+		Totals: maps.Clone(m.totals), Done: m.done}
+}
+
+// Merge adds o's counts, histograms and buckets to m, for combining runs
+// (load generators of one test, or repeated runs). Buckets are aligned by
+// their offset from each run's own start, so their counts and VUs add up;
+// m keeps its start (o's if m has none) and the longer duration. o is read
+// under its own lock before m is locked, so a.Merge(b) and b.Merge(a) may
+// run concurrently.
+func (m *Metrics) Merge(o *Metrics) {
+	if o == nil {
+		return
+	}
+	o.mu.Lock()
+	oBegun, oStart, oDur := o.begun, o.start, o.elapsedLocked()
+	oStarted, oCompleted, oDropped, oPeak := o.started, o.completed, o.dropped, o.peakVUs
+	oTotals, oHist := maps.Clone(o.totals), hdr.Import(o.hist.Export())
+	oBuckets := make([]bucket, len(o.buckets))
+	for i, b := range o.buckets {
+		oBuckets[i] = bucket{started: b.started, completed: b.completed, classes: maps.Clone(b.classes), vus: b.vus}
+		if b.hist != nil {
+			oBuckets[i].hist = hdr.Import(b.hist.Export())
+		}
+	}
+	o.mu.Unlock()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.begun || m.done {
+		cur := time.Duration(0)
+		if m.done {
+			cur = m.end.Sub(m.start)
+		}
+		if !m.begun {
+			m.begun, m.start = oBegun, oStart
+		}
+		m.done, m.end = true, m.start.Add(max(cur, oDur))
+	}
+	m.started += oStarted
+	m.completed += oCompleted
+	m.dropped += oDropped
+	for c, n := range oTotals {
+		m.totals[c] += n
+	}
+	m.hist.Merge(oHist)
+	for len(m.buckets) < len(oBuckets) {
+		m.buckets = append(m.buckets, bucket{})
+	}
+	peak := max(m.peakVUs, oPeak)
+	for i, ob := range oBuckets {
+		b := &m.buckets[i]
+		b.started += ob.started
+		b.completed += ob.completed
+		b.vus += ob.vus
+		peak = max(peak, b.vus)
+		if len(ob.classes) > 0 && b.classes == nil {
+			b.classes = map[Class]int64{}
+		}
+		for c, n := range ob.classes {
+			b.classes[c] += n
+		}
+		if ob.hist != nil {
+			if b.hist == nil {
+				b.hist = ob.hist
+			} else {
+				b.hist.Merge(ob.hist)
+			}
+		}
+	}
+	m.peakVUs = peak
+}

@@ -1,0 +1,94 @@
+package scenarios
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+)
+
+// loadRun is one load phase of a scenario: VUs of MCP tools/call through the
+// edge against the scenario's zone.
+type loadRun struct {
+	s        *Scope
+	m        *load.Metrics
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	mu       sync.Mutex
+	err      error
+}
+
+// startLoad starts e.Profile.VUs constant VUs for at most d against the
+// scope's zone. Calls are `tools/call work {"ms": WorkMS}`.
+func startLoad(ctx context.Context, e *Env, s *Scope, d time.Duration) *loadRun {
+	url := e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
+	p := load.ConstantVUs(e.Profile.VUs, d)
+	p.GracefulStop = e.Profile.GracefulStop
+	p.ThinkTime = e.Profile.ThinkTime
+	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
+	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		_, err := load.Run(ctx, p, exec, load.WithMetrics(l.m), load.WithStop(l.stopCh))
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+	}()
+	return l
+}
+
+// Stop ends the load now: no new call starts, calls in flight get the
+// profile's gracefulStop to finish.
+func (l *loadRun) Stop() { l.stopOnce.Do(func() { close(l.stopCh) }) }
+
+// Wait waits until the load has ended.
+func (l *loadRun) Wait() { <-l.done }
+
+// Err is the load's error (nil when it ran its course or was stopped).
+func (l *loadRun) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func callsOf(t map[load.Class]int64) reports.Calls {
+	return reports.Calls{
+		OK: t[load.ClassOK], TooMany: t[load.Class429], Other4xx: t[load.Class4xx], Server5xx: t[load.Class5xx],
+		JSONRPCError: t[load.ClassJSONRPCError], BadResponse: t[load.ClassBadResponse],
+		Transport: t[load.ClassTransport], Interrupted: t[load.ClassInterrupted],
+	}
+}
+
+func (l *loadRun) calls() reports.Calls { return callsOf(l.m.Totals()) }
+
+func (l *loadRun) snapshot() (int, reports.Calls) {
+	sn := l.m.Snapshot()
+	return sn.VUs, callsOf(sn.Totals)
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*10) / 10 }
+
+func (l *loadRun) p95ms() float64 { return ms(l.m.Latencies().P95) }
+
+// seconds returns the load's per-second buckets re-based on the scenario's
+// start, joined with the zone sample of that second.
+func (l *loadRun) seconds() []reports.Second {
+	offset := int(math.Floor(l.m.Start().Sub(l.s.Start).Seconds()))
+	samples := l.s.Samples()
+	var out []reports.Second
+	for _, sec := range l.m.Seconds() {
+		r := reports.Second{Scenario: l.s.Name, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
+			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99)}
+		for _, smp := range samples {
+			if smp.Err == "" && int(math.Floor(smp.At.Sub(l.s.Start).Seconds())) <= r.T {
+				r.Count, r.Max, r.Ready = smp.Count, smp.Max, smp.Ready
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}

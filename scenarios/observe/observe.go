@@ -1,0 +1,209 @@
+// Package observe watches the system under test while a scenario runs: the
+// console's /readyz (every 1 s with a 5 s timeout, seed 002 "Load tests") and
+// a zone's count, max, ready and last decision (every 1 s). Waits are
+// event-driven on the sample stream (e2e-framework's wait.For shape), never
+// sleeps.
+//
+// Must not import scenarios/ (only scenarios/consoleclient).
+package observe
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+)
+
+// ReadyzFailure is one /readyz poll that was not 200 within the timeout.
+type ReadyzFailure struct {
+	At     time.Time `json:"at"`
+	Status int       `json:"status,omitempty"` // 0 when no answer
+	Err    string    `json:"err,omitempty"`
+}
+
+// Readyz polls a console's /readyz.
+type Readyz struct {
+	Client   *consoleclient.Client
+	Interval time.Duration // 1 s in seed 002
+	OnFail   func(ReadyzFailure)
+
+	mu       sync.Mutex
+	polls    int
+	failures []ReadyzFailure
+}
+
+// Run polls until ctx ends.
+func (r *Readyz) Run(ctx context.Context) {
+	iv := r.Interval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		st, err := r.Client.Readyz(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		r.mu.Lock()
+		r.polls++
+		if err != nil || st != 200 {
+			f := ReadyzFailure{At: time.Now(), Status: st}
+			if err != nil {
+				f.Err = err.Error()
+			}
+			r.failures = append(r.failures, f)
+			if r.OnFail != nil {
+				r.OnFail(f)
+			}
+		}
+		r.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Stats returns the number of polls and a copy of the failures.
+func (r *Readyz) Stats() (int, []ReadyzFailure) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.polls, append([]ReadyzFailure(nil), r.failures...)
+}
+
+// Sample is one observation of a zone.
+type Sample struct {
+	At       time.Time `json:"at"`
+	Count    int       `json:"count"`
+	Max      int       `json:"max_count"`
+	Ready    int       `json:"ready"`
+	Decision string    `json:"decision,omitempty"` // "up 1->3: reason"
+	Err      string    `json:"err,omitempty"`      // the sample failed (Count etc. are then the last known)
+}
+
+// Zone samples one zone with an admin key.
+type Zone struct {
+	Client      *consoleclient.Client
+	Key         string
+	Group, Name string
+	Interval    time.Duration // 1 s in seed 002
+	OnSample    func(Sample)
+
+	mu      sync.Mutex
+	samples []Sample
+	changed chan struct{} // closed and replaced on every sample
+}
+
+// NewZone returns a sampler for group/zone.
+func NewZone(c *consoleclient.Client, key, group, zone string, interval time.Duration) *Zone {
+	return &Zone{Client: c, Key: key, Group: group, Name: zone, Interval: interval, changed: make(chan struct{})}
+}
+
+// Run samples until ctx ends; the first sample is taken at once.
+func (z *Zone) Run(ctx context.Context) {
+	iv := z.Interval
+	if iv <= 0 {
+		iv = time.Second
+	}
+	t := time.NewTicker(iv)
+	defer t.Stop()
+	for {
+		z.SampleNow(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// SampleNow takes one sample, records it, and calls OnSample (outside the
+// sampler's lock, so the callback may read the sampler).
+func (z *Zone) SampleNow(ctx context.Context) Sample {
+	zi, st, err := z.Client.GetZone(ctx, z.Key, z.Group, z.Name)
+	s := Sample{At: time.Now()}
+	if ctx.Err() != nil && (err != nil || st != 200) {
+		s.Err = "cancelled"
+		return s // cancelled mid-request: not a sample
+	}
+	z.mu.Lock()
+	if n := len(z.samples); n > 0 {
+		last := z.samples[n-1]
+		s.Count, s.Max, s.Ready = last.Count, last.Max, last.Ready
+	}
+	switch {
+	case err != nil:
+		s.Err = err.Error()
+	case st != 200:
+		s.Err = fmt.Sprintf("HTTP %d", st)
+	default:
+		s.Count = zi.Count
+		if zi.MaxCount != nil {
+			s.Max = *zi.MaxCount
+		}
+		if zi.Ready != nil {
+			s.Ready = *zi.Ready
+		}
+		if d := zi.LastDecision; d != nil && d.Action != "" {
+			s.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+		}
+	}
+	z.samples = append(z.samples, s)
+	close(z.changed)
+	z.changed = make(chan struct{})
+	z.mu.Unlock()
+	if z.OnSample != nil {
+		z.OnSample(s)
+	}
+	return s
+}
+
+// Samples returns a copy of every sample so far.
+func (z *Zone) Samples() []Sample {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return append([]Sample(nil), z.samples...)
+}
+
+// Last returns the latest sample (zero when none).
+func (z *Zone) Last() Sample {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if len(z.samples) == 0 {
+		return Sample{}
+	}
+	return z.samples[len(z.samples)-1]
+}
+
+// WaitFor waits until a sample taken after the call satisfies cond, or the
+// timeout passes; the error names what was awaited and the last sample.
+func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, cond func(Sample) bool) (Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	z.mu.Lock()
+	seen := len(z.samples)
+	ch := z.changed
+	z.mu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			return z.Last(), fmt.Errorf("waited %s for %s in %s/%s: last sample count=%d max=%d ready=%d (%s)",
+				timeout, what, z.Group, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready, ctx.Err())
+		case <-ch:
+		}
+		z.mu.Lock()
+		news := append([]Sample(nil), z.samples[seen:]...)
+		seen = len(z.samples)
+		ch = z.changed
+		z.mu.Unlock()
+		for _, s := range news {
+			if s.Err == "" && cond(s) {
+				return s, nil
+			}
+		}
+	}
+}

@@ -1,0 +1,295 @@
+// Package local is the embedded default platform: the reference system as
+// child processes of the harness on 127.0.0.1, each on port 0. The Fleet in
+// this package plays the part Kubernetes plays on kind (scale subresource,
+// EndpointSlices, readiness probes, ReplicaSet), so a console restart leaves
+// the workers serving.
+//
+// Must not import scenarios/.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// Config configures the local platform. Durations are wall-clock.
+type Config struct {
+	Bin     string // path to the scaleproof-ref binary
+	WorkDir string // state, keys and process logs go here (created)
+	Group   string // the group the scenarios use
+
+	UpCooldown   time.Duration // console --up-cooldown (seed 002: 30 s)
+	DownCooldown time.Duration // console --down-cooldown (seed 002: 120 s)
+	StartupGrace time.Duration // console --startup-grace (issue 2 rule 8: 120 s)
+	TargetRPS    float64       // console --target-rps (seed 002: 50)
+	ConsoleDrain time.Duration // console --drain (seed 002: 40 s)
+
+	Worker        WorkerSpec    // Bin and LogDir are filled in from Bin and WorkDir
+	ProbeInterval time.Duration // fleet readiness probe interval (500 ms when zero)
+	Discovery     time.Duration // edge --discovery-interval (500 ms when zero)
+	Log           *slog.Logger
+}
+
+// Local is the local platform.
+type Local struct {
+	cfg   Config
+	log   *slog.Logger
+	fleet *Fleet
+
+	mu        sync.Mutex
+	fleetSrv  *http.Server
+	fleetURL  string
+	console   *proc
+	edge      *proc
+	cancel    context.CancelFunc
+	keys      platform.Keys
+	endpoints platform.Endpoints
+	down      bool
+}
+
+var _ platform.Platform = (*Local)(nil)
+
+// New returns a local platform; nothing starts until Up.
+func New(cfg Config) *Local {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Discovery <= 0 {
+		cfg.Discovery = 500 * time.Millisecond
+	}
+	cfg.Worker.Bin = cfg.Bin
+	cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
+	if cfg.Worker.PreStop == 0 {
+		cfg.Worker.PreStop = 2 * cfg.Discovery
+	}
+	return &Local{cfg: cfg, log: cfg.Log}
+}
+
+// Name is "local".
+func (l *Local) Name() string { return "local" }
+
+func randKey(prefix string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// Up starts the fleet server, the console and the edge, and waits for their /readyz.
+func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
+	c := l.cfg
+	if _, err := os.Stat(c.Bin); err != nil {
+		return platform.Endpoints{}, fmt.Errorf("local: reference binary %q: %w (run `make build`)", c.Bin, err)
+	}
+	if err := os.MkdirAll(c.Worker.LogDir, 0o755); err != nil {
+		return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+	}
+	l.keys = platform.Keys{
+		SuperAdmin: platform.Key{Name: "root", Key: randKey("sa"), Role: "super_admin"},
+		GroupAdmin: platform.Key{Name: "ops-" + c.Group, Key: randKey("ga"), Role: "group_admin", Groups: []string{c.Group}},
+		Viewer:     platform.Key{Name: "viewer", Key: randKey("vw"), Role: "viewer"},
+		MCPUser:    platform.Key{Name: "mcp", Key: randKey("mcp"), Role: "mcp_user"},
+	}
+	keysPath := filepath.Join(c.WorkDir, "keys.json")
+	if err := platform.WriteKeysFile(keysPath, l.keys); err != nil {
+		return platform.Endpoints{}, err
+	}
+
+	rctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	l.fleet = NewFleet(c.Worker, c.ProbeInterval, l.log.With("part", "fleet"))
+	go l.fleet.Run(rctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return platform.Endpoints{}, fmt.Errorf("local: fleet listen: %w", err)
+	}
+	l.fleetSrv = serve.NewServer(l.fleet.Handler(), 0)
+	go func() { _ = l.fleetSrv.Serve(ln) }()
+	l.fleetURL = "http://" + ln.Addr().String()
+
+	if err := l.startConsole(ctx); err != nil {
+		return platform.Endpoints{}, err
+	}
+	edge, err := startProc(ctx, c.Bin, c.Worker.LogDir, "edge",
+		[]string{"edge", "--listen", "127.0.0.1:0", "--fleet", l.fleetURL, "--discovery-interval", c.Discovery.String(), "--drain", "5s"},
+		nil, 15*time.Second)
+	if err != nil {
+		return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+	}
+	l.mu.Lock()
+	l.edge = edge
+	l.endpoints = platform.Endpoints{ConsoleURL: "http://" + l.console.addr, EdgeURL: "http://" + edge.addr, Group: c.Group, Keys: l.keys}
+	l.mu.Unlock()
+	for _, u := range []string{l.endpoints.ConsoleURL, l.endpoints.EdgeURL} {
+		if err := waitReady(ctx, u+"/readyz", 30*time.Second); err != nil {
+			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+		}
+	}
+	return l.endpoints, nil
+}
+
+func (l *Local) startConsole(ctx context.Context) error {
+	c := l.cfg
+	args := []string{"console", "--listen", "127.0.0.1:0",
+		"--keys", filepath.Join(c.WorkDir, "keys.json"),
+		"--state", filepath.Join(c.WorkDir, "console.db"),
+		"--fleet", l.fleetURL,
+		"--up-cooldown", c.UpCooldown.String(), "--down-cooldown", c.DownCooldown.String(),
+		"--startup-grace", c.StartupGrace.String(),
+		"--target-rps", strconv.FormatFloat(c.TargetRPS, 'f', -1, 64),
+		"--drain", c.ConsoleDrain.String()}
+	p, err := startProc(ctx, c.Bin, c.Worker.LogDir, "console", args, nil, 15*time.Second)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	l.mu.Lock()
+	l.console = p
+	l.mu.Unlock()
+	return nil
+}
+
+// RestartConsole kills the console (SIGKILL when hard, else SIGTERM and
+// drain) and starts it again on the same state file. Its address changes:
+// the returned URL replaces Endpoints.ConsoleURL.
+func (l *Local) RestartConsole(ctx context.Context, hard bool) (string, error) {
+	l.mu.Lock()
+	p := l.console
+	l.mu.Unlock()
+	if hard {
+		p.kill()
+	} else if err := p.stop(l.cfg.ConsoleDrain + 5*time.Second); err != nil {
+		return "", err
+	}
+	if err := l.startConsole(ctx); err != nil {
+		return "", err
+	}
+	u := "http://" + l.console.addr
+	return u, waitReady(ctx, u+"/readyz", 30*time.Second)
+}
+
+// Fleet exposes the worker supervisor (fault tests freeze or kill workers through it).
+func (l *Local) Fleet() *Fleet { return l.fleet }
+
+// SignalWorker sends sig to a listed worker (SIGKILL, SIGSTOP, SIGCONT).
+func (l *Local) SignalWorker(id string, sig syscall.Signal) error {
+	w := l.fleet.worker(id)
+	if w == nil {
+		return fmt.Errorf("local: no worker %q", id)
+	}
+	return w.p.signal(sig)
+}
+
+// IsUp reports whether the console and edge answer /readyz.
+func (l *Local) IsUp(ctx context.Context) (bool, error) {
+	l.mu.Lock()
+	e := l.endpoints
+	l.mu.Unlock()
+	if e.ConsoleURL == "" {
+		return false, nil
+	}
+	for _, u := range []string{e.ConsoleURL, e.EdgeURL} {
+		if err := waitReady(ctx, u+"/readyz", time.Second); err != nil {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// DumpLogs copies the process logs into dir.
+func (l *Local) DumpLogs(_ context.Context, dir string) error {
+	src := l.cfg.Worker.LogDir
+	if filepath.Clean(src) == filepath.Clean(dir) {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Down stops the edge, the console and every worker (each drained, bounded),
+// then the fleet server. Safe to call twice.
+func (l *Local) Down(ctx context.Context) error {
+	l.mu.Lock()
+	if l.down {
+		l.mu.Unlock()
+		return nil
+	}
+	l.down = true
+	edge, console := l.edge, l.console
+	l.mu.Unlock()
+	var errs []error
+	if edge != nil {
+		errs = append(errs, edge.stop(10*time.Second))
+	}
+	if console != nil {
+		errs = append(errs, console.stop(l.cfg.ConsoleDrain+5*time.Second))
+	}
+	if l.fleet != nil {
+		l.fleet.Close()
+	}
+	if l.cancel != nil {
+		l.cancel()
+	}
+	if l.fleetSrv != nil {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		errs = append(errs, l.fleetSrv.Shutdown(sctx))
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// waitReady polls url until it answers 200, each try bounded by 2 s and the
+// whole wait by timeout; the error names what it waited for.
+func waitReady(ctx context.Context, url string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hc := &http.Client{Timeout: 2 * time.Second}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var last error
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waited %s for %s to answer 200: last %v", timeout, url, last)
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package scenarios
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// Status is the live state of a run, for progress displays.
+type Status struct {
+	Scenario string
+	Phase    string
+	Elapsed  time.Duration // since the scenario started
+	Expected time.Duration // the scenario's expected length (for "elapsed of expected")
+	VUs      int
+	Count    int
+	Max      int
+	Ready    int
+	Calls    reports.Calls
+	Decision string
+}
+
+// Env is what every scenario gets: the system's endpoints, the profile, and
+// the run's sinks.
+type Env struct {
+	Endpoints platform.Endpoints
+	Profile   Profile
+	Console   *consoleclient.Client
+	Results   *reports.Writer // nil: no results file
+	Log       *slog.Logger
+	Progress  func(Status) // nil: no progress
+	// HTTP is the load's client (no redirects are followed).
+	HTTP *http.Client
+	// RunTag makes zone names unique per run ("sustained-3fa2"), so a console
+	// that keeps state across runs starts every scenario on a fresh zone.
+	RunTag string
+
+	readyz *observe.Readyz
+}
+
+// Scenario is one named scenario.
+type Scenario struct {
+	Name  string
+	Title string // the seed's sentence
+	// Expected is the scenario's rough length under p (for progress).
+	Expected func(p Profile) time.Duration
+	Run      func(ctx context.Context, e *Env, s *Scope) error
+}
+
+// All returns seed 002's five scenarios in the seed's order.
+func All() []Scenario {
+	return []Scenario{ViewerRefused(), MaxOneNeverScales(), Sustained(), Burst(), MaxLowered()}
+}
+
+// Select returns the scenarios named (all when names is empty).
+func Select(names []string) ([]Scenario, error) {
+	all := All()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []Scenario
+	for _, n := range names {
+		found := false
+		for _, s := range all {
+			if s.Name == n {
+				out = append(out, s)
+				found = true
+			}
+		}
+		if !found {
+			var have []string
+			for _, s := range all {
+				have = append(have, s.Name)
+			}
+			return nil, fmt.Errorf("unknown scenario %q (have: %v)", n, have)
+		}
+	}
+	return out, nil
+}
+
+// NewEnv builds an Env for endpoints and a profile.
+func NewEnv(ep platform.Endpoints, p Profile, w *reports.Writer, log *slog.Logger) *Env {
+	if log == nil {
+		log = slog.Default()
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0, IdleConnTimeout: 30 * time.Second}
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	return &Env{
+		Endpoints: ep,
+		Profile:   p,
+		Console:   consoleclient.New(ep.ConsoleURL, 10*time.Second),
+		Results:   w,
+		Log:       log,
+		HTTP: &http.Client{Transport: tr, Timeout: 2 * time.Minute,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		RunTag: hex.EncodeToString(b),
+	}
+}
+
+func (e *Env) write(kind string, v any) {
+	if e.Results != nil {
+		if err := e.Results.Write(kind, v); err != nil {
+			e.Log.Warn("results file", "err", err)
+		}
+	}
+}
+
+// Run enables the console's auto-rebalance scheduler at the profile's
+// interval, watches /readyz for the whole run, and runs each scenario in
+// turn. It returns every verdict, also the ones of scenarios that failed to
+// finish; ctx ending stops the run (verdicts so far are returned).
+func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.readyz = &observe.Readyz{Client: consoleclient.New(e.Endpoints.ConsoleURL, e.Profile.ReadyzTimeout),
+		Interval: e.Profile.ReadyzInterval,
+		OnFail: func(f observe.ReadyzFailure) {
+			e.Log.Warn("console /readyz failed", "status", f.Status, "err", f.Err)
+			e.write(reports.KindReadyz, f)
+		}}
+	done := make(chan struct{})
+	go func() { defer close(done); e.readyz.Run(rctx) }()
+	defer func() { cancel(); <-done }()
+
+	var out []reports.Verdict
+	st, err := e.Console.SetAutorebalance(ctx, e.Endpoints.Keys.SuperAdmin.Key,
+		consoleclient.Autorebalance{Enabled: true, IntervalSeconds: e.Profile.SchedulerInterval.Seconds()})
+	if err != nil || st != http.StatusOK {
+		msg := fmt.Sprintf("turning on auto-rebalance every %s: HTTP %d %v", e.Profile.SchedulerInterval, st, err)
+		for _, sc := range list {
+			v := reports.Verdict{Scenario: sc.Name, Error: msg}
+			e.write(reports.KindVerdict, v)
+			out = append(out, v)
+		}
+		return out
+	}
+	for _, sc := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		out = append(out, e.RunOne(ctx, sc))
+	}
+	return out
+}
+
+// RunOne runs one scenario and returns (and writes) its verdict.
+func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
+	s := newScope(e, sc)
+	e.write(reports.KindScenario, map[string]any{"scenario": sc.Name, "title": sc.Title, "zone": s.Zone, "started": s.Start})
+	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
+	err := sc.Run(ctx, e, s)
+	v := s.finish(err)
+	e.write(reports.KindVerdict, v)
+	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error)
+	return v
+}
+
+// errStopped is returned by waits when the run is stopped.
+var errStopped = errors.New("run stopped")

@@ -1,0 +1,246 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+)
+
+// Scope is one scenario's run: its zone, its facts, its sampler and loads.
+type Scope struct {
+	Name  string
+	Zone  string
+	Start time.Time
+
+	env      *Env
+	expected time.Duration
+	sampler  *observe.Zone
+	stopSamp context.CancelFunc
+	sampDone chan struct{}
+
+	mu      sync.Mutex
+	phase   string
+	facts   []reports.Fact
+	loads   []*loadRun
+	verdict reports.Verdict
+}
+
+func newScope(e *Env, sc Scenario) *Scope {
+	s := &Scope{Name: sc.Name, Zone: sc.Name + "-" + e.RunTag, Start: time.Now(), env: e}
+	if sc.Expected != nil {
+		s.expected = sc.Expected(e.Profile)
+	}
+	s.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
+	return s
+}
+
+// Since is seconds from the scenario's start to t.
+func (s *Scope) Since(t time.Time) float64 { return math.Round(t.Sub(s.Start).Seconds()*10) / 10 }
+
+// Phase names what the scenario is doing now (progress, logs).
+func (s *Scope) Phase(p string) {
+	s.mu.Lock()
+	s.phase = p
+	s.mu.Unlock()
+	s.env.Log.Info("phase", "scenario", s.Name, "phase", p)
+	s.progress()
+}
+
+// Check records a fact and returns ok.
+func (s *Scope) Check(name string, ok bool, format string, args ...any) bool {
+	f := reports.Fact{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)}
+	s.mu.Lock()
+	s.facts = append(s.facts, f)
+	s.mu.Unlock()
+	if !ok {
+		s.env.Log.Warn("fact failed", "scenario", s.Name, "fact", name, "detail", f.Detail)
+	}
+	return ok
+}
+
+func (s *Scope) progress() {
+	if s.env.Progress == nil {
+		return
+	}
+	st := Status{Scenario: s.Name, Elapsed: time.Since(s.Start), Expected: s.expected}
+	s.mu.Lock()
+	st.Phase = s.phase
+	loads := append([]*loadRun(nil), s.loads...)
+	s.mu.Unlock()
+	for _, l := range loads {
+		vus, calls := l.snapshot()
+		st.VUs += vus
+		st.Calls.Add(calls)
+	}
+	if s.sampler != nil {
+		last := s.sampler.Last()
+		st.Count, st.Max, st.Ready, st.Decision = last.Count, last.Max, last.Ready, last.Decision
+	}
+	s.env.Progress(st)
+}
+
+// admin is the group admin's key (the scenarios act as an admin of their group).
+func (s *Scope) admin() string { return s.env.Endpoints.Keys.GroupAdmin.Key }
+
+// CreateZone creates the scenario's zone with count 1 and the given max,
+// starts sampling it every SampleInterval, and waits until one worker is ready.
+func (s *Scope) CreateZone(ctx context.Context, max int) error {
+	e := s.env
+	one := 1
+	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &one, MaxCount: &max})
+	if err != nil || st != http.StatusOK {
+		return fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", e.Endpoints.Group, s.Zone, max, st, err)
+	}
+	s.sampler = observe.NewZone(e.Console, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone, e.Profile.SampleInterval)
+	s.sampler.OnSample = func(smp observe.Sample) {
+		e.write(reports.KindSampleRaw, map[string]any{"scenario": s.Name, "t": s.Since(smp.At), "sample": smp})
+		s.progress()
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopSamp = cancel
+	s.sampDone = make(chan struct{})
+	go func() { defer close(s.sampDone); s.sampler.Run(sctx) }()
+	_, err = s.sampler.WaitFor(ctx, "the first worker to be ready", 30*time.Second+e.Profile.BootDelay*2,
+		func(x observe.Sample) bool { return x.Count == 1 && x.Ready >= 1 })
+	return err
+}
+
+// WaitFor waits on the zone's samples (see observe.Zone.WaitFor).
+func (s *Scope) WaitFor(ctx context.Context, what string, timeout time.Duration, cond func(observe.Sample) bool) (observe.Sample, error) {
+	return s.sampler.WaitFor(ctx, what, timeout, cond)
+}
+
+// Load starts VUs of tools/call through the edge against the scenario's
+// zone, for at most d; Stop ends it earlier (with gracefulStop).
+func (s *Scope) Load(ctx context.Context, d time.Duration) *loadRun {
+	l := startLoad(ctx, s.env, s, d)
+	s.mu.Lock()
+	s.loads = append(s.loads, l)
+	s.mu.Unlock()
+	return l
+}
+
+// Samples returns every zone sample so far.
+func (s *Scope) Samples() []observe.Sample {
+	if s.sampler == nil {
+		return nil
+	}
+	return s.sampler.Samples()
+}
+
+// finish stops sampling and loads, adds the run-wide facts (5xx, /readyz),
+// derives scale events, and returns the verdict.
+func (s *Scope) finish(runErr error) reports.Verdict {
+	s.mu.Lock()
+	loads := append([]*loadRun(nil), s.loads...)
+	s.mu.Unlock()
+	for _, l := range loads {
+		l.Stop()
+		l.Wait()
+	}
+	if s.stopSamp != nil {
+		s.stopSamp()
+		<-s.sampDone
+	}
+	end := time.Now()
+	v := s.verdict
+	v.DurationS = s.Since(end)
+	var p95s []float64
+	for _, l := range loads {
+		v.Calls.Add(l.calls())
+		p95s = append(p95s, l.p95ms())
+		for _, sec := range l.seconds() {
+			s.env.write(reports.KindSecond, sec)
+		}
+	}
+	for _, p := range p95s {
+		v.P95ms = math.Max(v.P95ms, p)
+	}
+	samples := s.Samples()
+	for _, smp := range samples {
+		if smp.Err == "" && smp.Count > v.PeakCount {
+			v.PeakCount = smp.Count
+		}
+	}
+	for _, ev := range scaleEvents(s, samples, loads) {
+		s.env.write(reports.KindEvent, ev)
+	}
+	if len(loads) > 0 {
+		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
+	}
+	if s.env.readyz != nil {
+		_, fails := s.env.readyz.Stats()
+		var mine []string
+		for _, f := range fails {
+			if !f.At.Before(s.Start) && !f.At.After(end) {
+				mine = append(mine, fmt.Sprintf("t=%.0fs status %d %s", s.Since(f.At), f.Status, f.Err))
+			}
+		}
+		s.Check("console /readyz stayed 200", len(mine) == 0, "%d failed polls %s", len(mine), strings.Join(mine, "; "))
+	}
+	s.mu.Lock()
+	v.Facts = append([]reports.Fact(nil), s.facts...)
+	s.mu.Unlock()
+	v.Passed = runErr == nil && len(v.Facts) > 0
+	for _, f := range v.Facts {
+		if !f.Passed {
+			v.Passed = false
+		}
+	}
+	if runErr != nil {
+		v.Error = runErr.Error()
+	}
+	return v
+}
+
+// scaleEvents derives scale events from consecutive samples: the decision
+// time is the first sample with the new count, ready the first sample whose
+// ready count reached it, served the first second after ready with an ok call.
+func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports.ScaleEvent {
+	var okSeconds []float64
+	for _, l := range loads {
+		for _, sec := range l.seconds() {
+			if sec.Calls.OK > 0 {
+				okSeconds = append(okSeconds, float64(sec.T))
+			}
+		}
+	}
+	var out []reports.ScaleEvent
+	prev := -1
+	for i, smp := range samples {
+		if smp.Err != "" {
+			continue
+		}
+		if prev >= 0 && smp.Count != prev {
+			ev := reports.ScaleEvent{Scenario: s.Name, From: prev, To: smp.Count, DecisionS: s.Since(smp.At), ReadyS: -1, ServedS: -1, Reason: smp.Decision}
+			for _, later := range samples[i:] {
+				if later.Err == "" && later.Count == smp.Count && later.Ready == smp.Count {
+					ev.ReadyS = s.Since(later.At)
+					break
+				}
+				if later.Count != smp.Count {
+					break
+				}
+			}
+			if ev.ReadyS >= 0 {
+				for _, t := range okSeconds {
+					if t+1 >= ev.ReadyS {
+						ev.ServedS = t + 1
+						break
+					}
+				}
+			}
+			out = append(out, ev)
+		}
+		prev = smp.Count
+	}
+	return out
+}
