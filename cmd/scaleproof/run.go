@@ -279,4 +279,3 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 	}
 	return nil
 }
-
