@@ -1,0 +1,114 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+)
+
+func TestProfiles(t *testing.T) {
+	pub, quick := Published(), Quick()
+	tests := []struct {
+		name string
+		got  time.Duration
+		want time.Duration
+	}{
+		{"published scheduler: seed 002 load test every 20 s", pub.SchedulerInterval, 20 * time.Second},
+		{"published up cooldown: RAMEN_AUTOSCALE_UP_COOLDOWN_SECS 30", pub.UpCooldown, 30 * time.Second},
+		{"published down cooldown: RAMEN_AUTOSCALE_COOLDOWN_SECS 120", pub.DownCooldown, 120 * time.Second},
+		{"published burst: 45 s", pub.Burst, 45 * time.Second},
+		{"quick scheduler is a tenth", quick.SchedulerInterval, 2 * time.Second},
+		{"quick burst is a tenth", quick.Burst, 4500 * time.Millisecond},
+		{"quick keeps 1 s sampling", quick.SampleInterval, time.Second},
+		{"quick keeps the 5 s readyz timeout", quick.ReadyzTimeout, 5 * time.Second},
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, tc.got, tc.want)
+		}
+	}
+	if pub.VUs != 64 || pub.Max != 3 || pub.MaxInflight != 32 || quick.VUs != 64 || quick.Max != 3 {
+		t.Errorf("64 VUs, max 3, in-flight 32 in both: %+v %+v", pub, quick)
+	}
+	for _, p := range []Profile{pub, quick} {
+		if err := p.Validate(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+	}
+}
+
+func TestProfileValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		mut   func(*Profile)
+		wants string
+	}{
+		{"no VUs", func(p *Profile) { p.VUs = 0 }, "vus"},
+		{"max 1 cannot scale", func(p *Profile) { p.Max = 1 }, "max"},
+		{"zero scheduler", func(p *Profile) { p.SchedulerInterval = 0 }, "intervals"},
+		{"zero timeouts", func(p *Profile) { p.UpTimeout = 0 }, "timeouts"},
+	}
+	for _, tc := range tests {
+		p := Quick()
+		tc.mut(&p)
+		if err := p.Validate(); err == nil || !strings.Contains(err.Error(), tc.wants) {
+			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.wants)
+		}
+	}
+	if _, err := ProfileByName("nope"); err == nil || !strings.Contains(err.Error(), "published, quick") {
+		t.Errorf("unknown profile error %v must list the names", err)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all, err := Select(nil)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("all: %d %v", len(all), err)
+	}
+	want := []string{"viewer-refused", "max-1", "sustained", "burst", "max-lowered"}
+	for i, s := range all {
+		if s.Name != want[i] {
+			t.Errorf("scenario %d is %s, want %s (the seed's order)", i, s.Name, want[i])
+		}
+	}
+	two, err := Select([]string{"burst", "sustained"})
+	if err != nil || len(two) != 2 || two[0].Name != "burst" {
+		t.Errorf("select two: %v %v", two, err)
+	}
+	if _, err := Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "sustained") {
+		t.Errorf("unknown scenario error %v must list the names", err)
+	}
+}
+
+// Scale events come from consecutive samples: decision at the first sample
+// with the new count, ready at the first with ready == count.
+func TestScaleEvents(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	s := &Scope{Name: "sustained", Start: t0}
+	samples := []observe.Sample{
+		{At: at(0), Count: 1, Ready: 1},
+		{At: at(1), Count: 1, Ready: 1},
+		{At: at(2), Count: 3, Ready: 1, Decision: "up 1->3: mean"},
+		{At: at(3), Count: 3, Ready: 1, Err: "HTTP 502"},
+		{At: at(4), Count: 3, Ready: 3},
+		{At: at(9), Count: 2, Ready: 2},
+		{At: at(12), Count: 1, Ready: 2},
+	}
+	evs := scaleEvents(s, samples, nil)
+	if len(evs) != 3 {
+		t.Fatalf("events %+v, want 3", evs)
+	}
+	want := []struct {
+		from, to        int
+		decision, ready float64
+	}{{1, 3, 2, 4}, {3, 2, 9, 9}, {2, 1, 12, -1}}
+	for i, w := range want {
+		e := evs[i]
+		if e.From != w.from || e.To != w.to || e.DecisionS != w.decision || e.ReadyS != w.ready || e.ServedS != -1 {
+			t.Errorf("event %d: %+v, want %+v", i, e, w)
+		}
+	}
+}
