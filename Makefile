@@ -44,3 +44,7 @@ fmt: ## gofmt
 
 clean: ## remove binaries and artifacts
 	rm -rf $(BIN) _artifacts
+
+.PHONY: deps-chromium
+deps-chromium: ## install Debian's chromium for the HTML report's browser test (needs root; no-op when present)
+	@command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }

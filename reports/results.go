@@ -1,10 +1,27 @@
 // Package reports writes and reads scaleproof results files and renders them:
-// the seed-002 published table layout, per-scenario verdict lines.
+// the seed-002 published table (text, Markdown), full reports (Markdown,
+// self-contained HTML with charts, JSON, JUnit XML), the published rows with
+// ratios, and baseline comparisons with tolerances (the release sign-off).
 //
 // A results file is JSON Lines, written as the run goes (one record a line,
 // flushed and fsynced per record), so a run killed at any moment leaves a
 // valid file holding what it measured; a file without an "end" record is
 // read as incomplete.
+//
+// Schema "scaleproof.results/v1", one record a line, {"kind": K, "data": D}:
+//
+//	run          RunMeta: schema, run id, version, commit, platform, profile, settings, start
+//	scenario     ScenarioStart: a scenario started (name, title, zone, start time)
+//	zone_sample  ZoneSample: one sample of the scenario's zone (count, max, ready, last decision), every 1 s
+//	second       Second: one per-second bucket of a scenario's load (calls by class, latency, in flight)
+//	scale        ScaleEvent: a change of count with its decision, ready and served times
+//	readyz       ReadyzFailure: one console /readyz poll that was not 200
+//	verdict      Verdict: a scenario's outcome and its checked facts
+//	summary      Row: the seed-002 table row of the run
+//	end          End: the run ended (absent when it was killed)
+//
+// Readers skip kinds they do not know, so adding a kind or a field keeps v1;
+// only a change of meaning or a removal bumps the version.
 //
 // Must not import scenarios/ or autoscaler/ (renderers depend on the file
 // format only).
@@ -80,7 +97,11 @@ func (c Calls) Total() int64 {
 	return c.OK + c.TooMany + c.Other4xx + c.Server5xx + c.JSONRPCError + c.BadResponse + c.Transport + c.Interrupted
 }
 
-// Second is one per-second bucket of a scenario (T seconds from its start).
+// Second is one per-second bucket of a scenario's load: the calls that ended
+// in [T, T+1) seconds from the scenario's start, by class (so Calls is also
+// calls/s), their latency percentiles in milliseconds (measured from each
+// call's intended start), the VUs alive, the calls in flight at the end of
+// the second, and the zone's last sample at or before T.
 type Second struct {
 	Scenario string  `json:"scenario"`
 	T        int     `json:"t"`
@@ -92,6 +113,44 @@ type Second struct {
 	P50ms    float64 `json:"p50_ms"`
 	P95ms    float64 `json:"p95_ms"`
 	P99ms    float64 `json:"p99_ms"`
+	// InFlight is the number of calls started and not yet answered at the
+	// end of the second, as the load generator sees them (files written
+	// before this field existed read 0).
+	InFlight int64 `json:"in_flight"`
+}
+
+// ScenarioStart is the "scenario" record: a scenario started on its own zone.
+type ScenarioStart struct {
+	Scenario string    `json:"scenario"`
+	Title    string    `json:"title,omitempty"` // the seed's sentence
+	Zone     string    `json:"zone,omitempty"`
+	Started  time.Time `json:"started"`
+}
+
+// Sample is one observation of a zone, as written by the harness's sampler.
+type Sample struct {
+	At       time.Time `json:"at"`
+	Count    int       `json:"count"`
+	Max      int       `json:"max_count"`
+	Ready    int       `json:"ready"`
+	Decision string    `json:"decision,omitempty"` // the autoscaler's last decision, "up 1->3: reason"
+	Err      string    `json:"err,omitempty"`      // the sample failed; the numbers are then the last known
+}
+
+// ZoneSample is the "zone_sample" record: a sample of a scenario's zone,
+// T seconds (0.1 s resolution) from the scenario's start.
+type ZoneSample struct {
+	Scenario string  `json:"scenario"`
+	T        float64 `json:"t"`
+	Sample   Sample  `json:"sample"`
+}
+
+// ReadyzFailure is the "readyz" record: one console /readyz poll that did not
+// answer 200 within its timeout. Status is 0 when nothing answered.
+type ReadyzFailure struct {
+	At     time.Time `json:"at"`
+	Status int       `json:"status,omitempty"`
+	Err    string    `json:"err,omitempty"`
 }
 
 // ScaleEvent is one change of a zone's count with its times, in seconds from
@@ -139,6 +198,7 @@ type Row struct {
 	P95ms    float64 `json:"p95_ms,omitempty"`
 	Passed   bool    `json:"passed"`
 	Source   string  `json:"source,omitempty"` // results file or published source
+	Flaps    int     `json:"flaps,omitempty"`  // see Flaps; computed from the scale events when read
 }
 
 // End closes a run.
@@ -215,23 +275,36 @@ func (w *Writer) Close(end End) error {
 // Path is the file's path.
 func (w *Writer) Path() string { return w.f.Name() }
 
-// Results is a results file read back.
+// Results is a results file read back. Slices keep the file's order.
 type Results struct {
-	Path     string
-	Meta     RunMeta
-	Seconds  []Second
-	Events   []ScaleEvent
-	Readyz   []json.RawMessage
-	Verdicts []Verdict
-	Summary  *Row
-	End      *End
+	Path      string
+	Meta      RunMeta
+	Scenarios []ScenarioStart
+	Samples   []ZoneSample
+	Seconds   []Second
+	Events    []ScaleEvent
+	Readyz    []json.RawMessage // the raw "readyz" records; ReadyzFailures holds them decoded
+	// ReadyzFailures are the /readyz failures of the whole run (see
+	// ScenarioView for them per scenario).
+	ReadyzFailures []ReadyzFailure
+	Verdicts       []Verdict
+	Summary        *Row
+	End            *End
 	// Incomplete is true when the file has no end record (the run was
-	// killed) or its last line was cut.
-	Incomplete bool
+	// killed) or its last line was cut; IncompleteReason says which.
+	Incomplete       bool
+	IncompleteReason string
 }
 
+// Incomplete reasons.
+const (
+	ReasonCut   = "the run was killed mid-write: its last line is cut and it has no end record"
+	ReasonNoEnd = "no end record: the run was stopped before it finished"
+)
+
 // Read parses a results file. A cut last line is skipped and marks the file
-// incomplete; any other bad line is an error.
+// incomplete; any other bad line, a file with no run record, or another
+// schema version is an error (wrapped with the file's name and line).
 func Read(path string) (*Results, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -259,7 +332,7 @@ func Parse(name string, r io.Reader) (*Results, error) {
 		var rec record
 		if err := json.Unmarshal(line, &rec); err != nil {
 			if i == len(lines)-1 {
-				res.Incomplete = true // cut mid-write
+				res.Incomplete, res.IncompleteReason = true, ReasonCut
 				break
 			}
 			return nil, fmt.Errorf("results %s line %d: %w", name, i+1, err)
@@ -275,6 +348,9 @@ func Parse(name string, r io.Reader) (*Results, error) {
 		return nil, fmt.Errorf("results %s: schema %q, this build reads %q", name, res.Meta.Schema, Schema)
 	}
 	if res.End == nil {
+		if !res.Incomplete {
+			res.IncompleteReason = ReasonNoEnd
+		}
 		res.Incomplete = true
 	}
 	return res, nil
@@ -284,6 +360,16 @@ func (res *Results) add(rec record) error {
 	switch rec.Kind {
 	case KindRun:
 		return json.Unmarshal(rec.Data, &res.Meta)
+	case KindScenario:
+		var s ScenarioStart
+		err := json.Unmarshal(rec.Data, &s)
+		res.Scenarios = append(res.Scenarios, s)
+		return err
+	case KindSampleRaw:
+		var s ZoneSample
+		err := json.Unmarshal(rec.Data, &s)
+		res.Samples = append(res.Samples, s)
+		return err
 	case KindSecond:
 		var s Second
 		err := json.Unmarshal(rec.Data, &s)
@@ -295,7 +381,12 @@ func (res *Results) add(rec record) error {
 		res.Events = append(res.Events, e)
 		return err
 	case KindReadyz:
+		var f ReadyzFailure
+		if err := json.Unmarshal(rec.Data, &f); err != nil {
+			return err
+		}
 		res.Readyz = append(res.Readyz, rec.Data)
+		res.ReadyzFailures = append(res.ReadyzFailures, f)
 	case KindVerdict:
 		var v Verdict
 		err := json.Unmarshal(rec.Data, &v)

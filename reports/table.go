@@ -12,13 +12,14 @@ import (
 // summary record when present, else the row computed from the verdicts (a
 // killed run still gets a row from what it measured).
 func RowFromResults(res *Results) Row {
+	var r Row
 	if res.Summary != nil {
-		r := *res.Summary
-		r.Source = res.Path
-		return r
+		r = *res.Summary
+	} else {
+		r = SummaryRow(res.Meta.Platform, res.Verdicts)
 	}
-	r := SummaryRow(res.Meta.Platform, res.Verdicts)
 	r.Source = res.Path
+	r.Flaps = Flaps(res.Events)
 	return r
 }
 
@@ -47,6 +48,41 @@ type Columns struct {
 	Transport bool // transport errors
 	Pct429    bool // 429 as a percentage of all calls
 	P95       bool // latency p95
+	Flaps     bool // scale-ups that followed a scale-down (see Flaps)
+}
+
+// AllColumns turns every extra column on.
+func AllColumns() Columns {
+	return Columns{Other4xx: true, Transport: true, Pct429: true, P95: true, Flaps: true}
+}
+
+// ColumnNames are the names ParseColumns accepts, in table order.
+var ColumnNames = []string{"other4xx", "transport", "429pct", "p95", "flaps"}
+
+// ParseColumns reads extra column names (see ColumnNames; "all" for every
+// one). An unknown name is an error that lists the known ones.
+func ParseColumns(names []string) (Columns, error) {
+	var c Columns
+	for _, n := range names {
+		switch strings.ToLower(strings.TrimSpace(n)) {
+		case "":
+		case "all":
+			c = AllColumns()
+		case "other4xx":
+			c.Other4xx = true
+		case "transport":
+			c.Transport = true
+		case "429pct", "429%", "pct429":
+			c.Pct429 = true
+		case "p95":
+			c.P95 = true
+		case "flaps":
+			c.Flaps = true
+		default:
+			return c, fmt.Errorf("unknown column %q (have: %s, all)", n, strings.Join(ColumnNames, ", "))
+		}
+	}
+	return c, nil
 }
 
 // FormatSeconds renders a time as the seed does ("178 s"), "—" when never.
@@ -90,49 +126,94 @@ func (c Columns) header() []string {
 	if c.P95 {
 		h = append(h, "p95")
 	}
+	if c.Flaps {
+		h = append(h, "Flaps")
+	}
 	return h
 }
 
 func (c Columns) cells(r Row) []string {
 	out := []string{r.Platform, FormatSeconds(r.UpTo3S), FormatSeconds(r.BackTo1S),
 		FormatCount(r.Calls.OK), FormatCount(r.Calls.TooMany), FormatCount(r.Calls.Server5xx)}
+	// The published table has no other 4xx, transport errors or flaps: "—"
+	// for those rather than a 0 it never claimed.
+	pub := r.Source == PublishedSource
+	unknown := func(s string) string {
+		if pub {
+			return "—"
+		}
+		return s
+	}
 	if c.Other4xx {
-		out = append(out, FormatCount(r.Calls.Other4xx))
+		out = append(out, unknown(FormatCount(r.Calls.Other4xx)))
 	}
 	if c.Transport {
-		out = append(out, FormatCount(r.Calls.Transport))
+		out = append(out, unknown(FormatCount(r.Calls.Transport)))
 	}
 	if c.Pct429 {
-		pct := 0.0
-		if t := r.Calls.Total(); t > 0 {
-			pct = 100 * float64(r.Calls.TooMany) / float64(t)
-		}
-		out = append(out, strconv.FormatFloat(pct, 'f', 1, 64)+" %")
+		out = append(out, strconv.FormatFloat(r.Calls.Pct429(), 'f', 1, 64)+" %")
 	}
 	if c.P95 {
-		out = append(out, strconv.FormatFloat(r.P95ms, 'f', 0, 64)+" ms")
+		p95 := "—"
+		if r.P95ms > 0 {
+			p95 = strconv.FormatFloat(r.P95ms, 'f', 0, 64) + " ms"
+		}
+		out = append(out, p95)
+	}
+	if c.Flaps {
+		out = append(out, unknown(strconv.Itoa(r.Flaps)))
 	}
 	return out
 }
 
-// WriteTable writes rows as an aligned plain-text table in the seed's layout.
+// WriteTable writes rows as an aligned plain-text table in the seed's layout
+// (times in whole seconds, "—" for never; counts with thousands spaced).
 func WriteTable(w io.Writer, rows []Row, c Columns) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(c.header(), "\t"))
+	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(c.cells(r), "\t"))
+		cells = append(cells, c.cells(r))
 	}
-	return tw.Flush()
+	return writeTextTable(w, c.header(), cells)
 }
 
 // WriteMarkdown writes rows as a Markdown table in the seed's layout.
 func WriteMarkdown(w io.Writer, rows []Row, c Columns) error {
-	h := c.header()
-	if _, err := fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(h, " | "), strings.Repeat(" --- |", len(h))); err != nil {
+	cells := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		cells = append(cells, c.cells(r))
+	}
+	return writeMarkdownTable(w, c.header(), cells)
+}
+
+func writeTextTable(w io.Writer, header []string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// mdCell makes s safe inside a Markdown table cell or heading: one line,
+// pipes escaped, "<" as "&lt;" (so "<nil>" is not read as an HTML tag).
+func mdCell(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", "\\|", "<", "&lt;").Replace(s)
+	return strings.TrimSpace(s)
+}
+
+func writeMarkdownTable(w io.Writer, header []string, rows [][]string) error {
+	esc := func(cells []string) string {
+		out := make([]string, len(cells))
+		for i, c := range cells {
+			out[i] = mdCell(c)
+		}
+		return strings.Join(out, " | ")
+	}
+	if _, err := fmt.Fprintf(w, "| %s |\n|%s\n", esc(header), strings.Repeat(" --- |", len(header))); err != nil {
 		return err
 	}
 	for _, r := range rows {
-		if _, err := fmt.Fprintf(w, "| %s |\n", strings.Join(c.cells(r), " | ")); err != nil {
+		if _, err := fmt.Fprintf(w, "| %s |\n", esc(r)); err != nil {
 			return err
 		}
 	}

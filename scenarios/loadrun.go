@@ -80,9 +80,11 @@ func (l *loadRun) seconds() []reports.Second {
 	offset := int(math.Floor(l.m.Start().Sub(l.s.Start).Seconds()))
 	samples := l.s.Samples()
 	var out []reports.Second
+	var inFlight int64 // started minus answered, up to the end of each second
 	for _, sec := range l.m.Seconds() {
+		inFlight += sec.Started - sec.Completed
 		r := reports.Second{Scenario: l.s.Name, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
-			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99)}
+			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99), InFlight: inFlight}
 		for _, smp := range samples {
 			if smp.Err == "" && int(math.Floor(smp.At.Sub(l.s.Start).Seconds())) <= r.T {
 				r.Count, r.Max, r.Ready = smp.Count, smp.Max, smp.Ready

@@ -58,12 +58,13 @@ service up while it does.
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
   scaleproof report RESULTS...         the published table from results files
+  scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
 
 Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newReportCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newReportCmd(), newCompareCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },

@@ -210,8 +210,10 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 	}
 	say("scaleproof %s: platform %s, profile %s, %d scenarios; artifacts in %s", version, name, prof.Name, len(list), dir)
 
+	steps := &stepLog{started: time.Now()}
 	upStart := time.Now()
 	ep, upErr := pf.Up(ctx)
+	steps.add("Up", upStart, upErr)
 	var verdicts []reports.Verdict
 	code := exitOK
 	reason := ""
@@ -224,14 +226,21 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		env.Progress = prog.update
 		verdicts = env.Run(ctx, list)
 		prog.done()
+		steps.addVerdicts(verdicts, scenarioNames(list))
 	}
 
 	// Teardown always runs: logs first, then down (kubetest2 order).
 	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	if err := pf.DumpLogs(dctx, filepath.Join(dir, "logs")); err != nil {
+	stepStart := time.Now()
+	err = pf.DumpLogs(dctx, filepath.Join(dir, "logs"))
+	steps.add("DumpLogs", stepStart, err)
+	if err != nil {
 		log.Warn("dump logs", "err", err)
 	}
-	if err := pf.Down(dctx); err != nil {
+	stepStart = time.Now()
+	err = pf.Down(dctx)
+	steps.add("Down", stepStart, err)
+	if err != nil {
 		log.Warn("platform down", "err", err)
 		say("teardown: %v", err)
 	}
@@ -262,17 +271,29 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		reports.WriteVerdicts(mdf, verdicts)
 		mdf.Close()
 	}
+	rr, rerr := writeRunReports(dir, resultsPath, cols)
+	if rerr != nil {
+		log.Warn("report", "err", rerr)
+		say("report: %v", rerr)
+	}
+	if _, err := writeStepsJUnit(dir, steps); err != nil {
+		log.Warn("junit_runner.xml", "err", err)
+	}
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"row": row, "verdicts": verdicts, "results": resultsPath, "exit_code": code})
+		_ = enc.Encode(map[string]any{"row": row, "verdicts": verdicts, "results": resultsPath, "exit_code": code,
+			"report_html": rr.HTML, "junit": rr.JUnit})
 	} else {
 		fmt.Fprintln(out)
 		_ = reports.WriteTable(out, []reports.Row{row}, cols)
 		fmt.Fprintln(out)
 		reports.WriteVerdicts(out, verdicts)
 		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
+		if rr.HTML != "" {
+			fmt.Fprintf(out, "report:  %s\n", rr.HTML)
+		}
 	}
 	if code != exitOK {
 		return withCode(code, errors.New(reason))
