@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build run run-published test test-short bench fmt vet clean help
+.PHONY: all build run run-published test test-short bench fmt vet clean help deps
 
 all: build
 
@@ -26,6 +26,8 @@ run: build ## run the five scenarios on local processes (quick profile) and prin
 
 run-published: build ## the seed's own settings (about half an hour)
 	$(BIN)/scaleproof run --platform local --profile published
+
+deps: deps-chromium ## install what the tests need from Debian (chromium for the HTML report test)
 
 vet: ## go vet
 	$(GO) vet ./...

@@ -31,18 +31,18 @@ func ViewerRefused() Scenario {
 				{"MCP user", e.Endpoints.Keys.MCPUser.Key, e.Endpoints.Keys.MCPUser.Name},
 			} {
 				st, err := e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{MaxCount: &wanted})
-				s.Check(k.who+" PUT max_count is 403", err == nil && st == http.StatusForbidden, "HTTP %d %v", st, err)
+				s.Check(k.who+" PUT max_count is 403", err == nil && st == http.StatusForbidden, "%s", httpDetail(st, err))
 				st, err = e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{Count: &wanted})
-				s.Check(k.who+" PUT count is 403", err == nil && st == http.StatusForbidden, "HTTP %d %v", st, err)
+				s.Check(k.who+" PUT count is 403", err == nil && st == http.StatusForbidden, "%s", httpDetail(st, err))
 				z, st, err := e.Console.GetZone(ctx, k.key, g, s.Zone)
 				s.Check(k.who+" reads the count only", err == nil && st == http.StatusOK && z.MaxCount == nil,
-					"HTTP %d, max_count shown: %v %v", st, z.MaxCount != nil, err)
+					"%s, max_count shown: %v", httpDetail(st, err), z.MaxCount != nil)
 			}
 			after := s.sampler.SampleNow(ctx)
 			s.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
 				"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
 			entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, g, s.Zone)
-			if !s.Check("audit readable by the super admin", err == nil && st == http.StatusOK, "HTTP %d %v", st, err) {
+			if !s.Check("audit readable by the super admin", err == nil && st == http.StatusOK, "%s", httpDetail(st, err)) {
 				return nil
 			}
 			for _, name := range []string{e.Endpoints.Keys.Viewer.Name, e.Endpoints.Keys.MCPUser.Name} {
@@ -131,6 +131,18 @@ func checkBounds(s *Scope, max int) {
 		}
 	}
 	s.Check(fmt.Sprintf("count within 1..%d at every sample", max), bad == 0, "%d samples outside", bad)
+}
+
+// httpDetail renders an API answer for a fact: "HTTP 403", plus the error when there is one.
+func httpDetail(status int, err error) string {
+	return fmt.Sprintf("HTTP %d%s", status, errSuffix(err))
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return ": " + err.Error()
 }
 
 func errOr(err error, format string, args ...any) string {
@@ -223,10 +235,10 @@ func MaxLowered() Scenario {
 			s.Phase("admin sets max 1 under load")
 			one := 1
 			st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{MaxCount: &one})
-			s.Check("admin PUT max_count 1 is 200", err == nil && st == http.StatusOK, "HTTP %d %v", st, err)
+			s.Check("admin PUT max_count 1 is 200", err == nil && st == http.StatusOK, "%s", httpDetail(st, err))
 			next, err := s.WaitFor(ctx, "the next sample", 2*e.Profile.SampleInterval+5*time.Second, func(observe.Sample) bool { return true })
 			s.Check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
-				"count %d max %d %v", next.Count, next.Max, err)
+				"count %d max %d%s", next.Count, next.Max, errSuffix(err))
 			entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
 			found := false
 			want := fmt.Sprint(e.Profile.Max)
@@ -235,7 +247,7 @@ func MaxLowered() Scenario {
 					found = true
 				}
 			}
-			s.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), found, "HTTP %d, %d entries %v", st, len(entries), err)
+			s.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), found, "%s, %d entries", httpDetail(st, err), len(entries))
 			s.Phase(fmt.Sprintf("load on for %s at max 1", e.Profile.LoweredHold))
 			if err := pause(ctx, e.Profile.LoweredHold); err != nil {
 				return err
