@@ -41,9 +41,11 @@ type config struct {
 // WithClock sets the clock of every wait (default SystemClock).
 func WithClock(c Clock) Option { return func(o *config) { o.clock = c } }
 
-// WithRetryAfterCap caps the wait after a 429 (default 1 s): the VU waits
-// min(Result.RetryAfter, cap), plus ThinkTime, before its next iteration.
-// A 429 without Retry-After adds no wait.
+// WithRetryAfterCap caps the wait after an answer carrying Retry-After (a
+// 429, or a 503 from an edge with no ready worker; default 1 s): the VU
+// waits min(Result.RetryAfter, cap), plus ThinkTime, before its next
+// iteration, as a well-behaved client does (RFC 9110 §10.2.3). An answer
+// without Retry-After adds no wait.
 func WithRetryAfterCap(d time.Duration) Option { return func(o *config) { o.retryCap = max(d, 0) } }
 
 // WithMetrics makes the run record into m, so that m.Snapshot can be read
@@ -447,7 +449,7 @@ func (s *slot) loop() {
 			r.sink.send(res)
 		}
 		pause := r.p.ThinkTime
-		if res.Class == Class429 && res.RetryAfter > 0 {
+		if (res.Class == Class429 || res.Class == Class5xx) && res.RetryAfter > 0 {
 			pause += min(res.RetryAfter, r.cfg.retryCap)
 		}
 		nextAt = end.Add(pause)

@@ -36,7 +36,9 @@ const MaxResponseBytes = 4 << 20
 //   - no response: transport (interrupted if ctx was done);
 //   - 429: "429", RetryAfter from Retry-After (delta-seconds, or an HTTP
 //     date relative to the response's Date header, else to time.Now);
-//   - other 4xx: "4xx"; 5xx: "5xx"; 3xx and other non-2xx: bad_response;
+//   - other 4xx: "4xx"; 5xx: "5xx" (with RetryAfter when the answer has
+//     Retry-After, e.g. an edge's 503 while no worker is ready); 3xx and
+//     other non-2xx: bad_response;
 //   - 2xx whose body (application/json, or the first JSON-RPC response of a
 //     text/event-stream) is a JSON-RPC 2.0 response with our id: an "error"
 //     object or a result with isError true is jsonrpc_error, an object
@@ -104,7 +106,8 @@ func classifyResponse(ctx context.Context, resp *http.Response, id int64) Result
 		return Result{Class: Class4xx, Status: code, Err: resp.Status}
 	case code >= 500 && code <= 599:
 		discard(resp.Body)
-		return Result{Class: Class5xx, Status: code, Err: resp.Status}
+		return Result{Class: Class5xx, Status: code, Err: resp.Status,
+			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now())}
 	case code >= 300 && code <= 399:
 		discard(resp.Body)
 		return Result{Class: ClassBadResponse, Status: code,

@@ -86,6 +86,10 @@ func TestMCPToolCallClassification(t *testing.T) {
 		{name: "503", class: Class5xx, status: 503, handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}},
+		{name: "503 with Retry-After (edge: no ready worker)", class: Class5xx, status: 503, retryAfter: time.Second, handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}},
 		{name: "302 redirect not followed", class: ClassBadResponse, status: 302, errHas: "/elsewhere", handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
 			w.Header().Set("Location", "/elsewhere")
 			w.WriteHeader(http.StatusFound)
