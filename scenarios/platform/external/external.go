@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -30,7 +31,8 @@ type External struct{ cfg Config }
 
 var _ platform.Platform = (*External)(nil)
 
-// New validates cfg.
+// New validates cfg: both URLs http(s), the keys file readable with one key
+// per role (bad input, before anything is contacted).
 func New(cfg Config) (*External, error) {
 	var missing []string
 	for k, v := range map[string]string{"--console-url": cfg.ConsoleURL, "--edge-url": cfg.EdgeURL, "--keys": cfg.KeysFile, "--group": cfg.Group} {
@@ -40,6 +42,15 @@ func New(cfg Config) (*External, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("platform external needs %s", strings.Join(missing, ", "))
+	}
+	for flag, u := range map[string]string{"--console-url": cfg.ConsoleURL, "--edge-url": cfg.EdgeURL} {
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return nil, fmt.Errorf("platform external: %s %q is not an http(s) URL", flag, u)
+		}
+	}
+	if _, err := platform.ReadKeysFile(cfg.KeysFile, cfg.Group); err != nil {
+		return nil, fmt.Errorf("platform external: %w", err)
 	}
 	if cfg.Name == "" {
 		cfg.Name = "external"
