@@ -27,7 +27,7 @@ run: build ## run the five scenarios on local processes (quick profile) and prin
 run-published: build ## the seed's own settings (about half an hour)
 	$(BIN)/scaleproof run --platform local --profile published
 
-deps: deps-chromium ## install what the tests need from Debian (chromium for the HTML report test)
+deps: deps-chromium deps-prometheus ## install what the tests need from Debian (chromium for the HTML report test, prometheus + promtool for the hpa tests)
 
 vet: ## go vet
 	$(GO) vet ./...
@@ -50,3 +50,7 @@ clean: ## remove binaries and artifacts
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium for the HTML report's browser test (needs root; no-op when present)
 	@command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }
+
+.PHONY: deps-prometheus
+deps-prometheus: ## install Debian's prometheus + promtool (hpa policy, spike scenario, alert rules; needs root; no-op when present)
+	command -v prometheus || (apt-get update && apt-get install -y --no-install-recommends prometheus)

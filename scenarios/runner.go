@@ -44,6 +44,9 @@ type Env struct {
 	// RunTag makes zone names unique per run ("sustained-3fa2"), so a console
 	// that keeps state across runs starts every scenario on a fresh zone.
 	RunTag string
+	// Policy is the policy every scenario's zone is created with: "step"
+	// (the console's default; "" is step) or "hpa" (policy.go).
+	Policy string
 
 	readyz *observe.Readyz
 }
@@ -62,12 +65,14 @@ func All() []Scenario {
 	return []Scenario{ViewerRefused(), MaxOneNeverScales(), Sustained(), Burst(), MaxLowered()}
 }
 
-// Select returns the scenarios named (all when names is empty).
+// Select returns the scenarios named (all five when names is empty); the
+// spike scenario of seed 000 (spike.go) is selected by name only.
 func Select(names []string) ([]Scenario, error) {
 	all := All()
 	if len(names) == 0 {
 		return all, nil
 	}
+	all = append(all, Spike())
 	var out []Scenario
 	for _, n := range names {
 		found := false

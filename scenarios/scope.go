@@ -31,6 +31,7 @@ type Scope struct {
 	facts   []reports.Fact
 	loads   []*loadRun
 	verdict reports.Verdict
+	policy  consoleclient.PolicyView // the zone's policy as the console resolved it (policy.go)
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -98,6 +99,9 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &one, MaxCount: &max})
 	if err != nil || st != http.StatusOK {
 		return fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", e.Endpoints.Group, s.Zone, max, st, err)
+	}
+	if _, err := s.applyPolicy(ctx, max); err != nil {
+		return err
 	}
 	s.sampler = observe.NewZone(e.Console, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone, e.Profile.SampleInterval)
 	s.sampler.OnSample = func(smp observe.Sample) {
@@ -173,6 +177,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	for _, ev := range scaleEvents(s, samples, loads) {
 		s.env.write(reports.KindEvent, ev)
 	}
+	s.reportAtMax()
 	if len(loads) > 0 {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}

@@ -264,7 +264,8 @@ func TestBadRequests(t *testing.T) {
 		{"empty body", "ga", "PUT", workers, ``, 400},
 		{"trailing object", "ga", "PUT", workers, `{"count": 1}{"count": 2}`, 400},
 		{"trailing garbage", "ga", "PUT", workers, `{"count": 1} x`, 400},
-		{"too large", "ga", "PUT", workers, big, 400},
+		{"too large", "ga", "PUT", workers, big, 413},
+		{"config too large", "root", "PUT", "/api/v1/config/autorebalance", `{"enabled": true` + strings.Repeat(" ", console.MaxBody) + `}`, 413},
 		{"bad group name", "root", "PUT", "/api/v1/groups/bad%20name/zones/a/workers", `{"count": 1}`, 400},
 		{"bad zone name", "root", "GET", "/api/v1/groups/g1/zones/-a/workers", ``, 400},
 		{"slash in name", "root", "GET", "/api/v1/groups/g1%2Fx/zones/a/workers", ``, 400},
@@ -293,7 +294,7 @@ func TestBadRequests(t *testing.T) {
 			if s, _ := m["error"].(string); s == "" {
 				t.Fatalf("no JSON error: %v", m)
 			}
-			if tc.want == 400 || tc.want == 404 || tc.want == 405 {
+			if tc.want == 400 || tc.want == 404 || tc.want == 405 || tc.want == 413 {
 				if after := r.lastAudit(t); after.ID != before.ID {
 					t.Fatalf("a malformed request was audited: %+v", after)
 				}

@@ -53,6 +53,9 @@ type Server struct {
 	health *serve.Health
 	log    *slog.Logger
 	mux    *http.ServeMux
+	// handler is mux behind serve.RejectNonCanonical: a path with an empty,
+	// "." or ".." segment is a JSON 404, not the mux's redirect.
+	handler http.Handler
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -85,6 +88,8 @@ func New(o Options) (*Server, error) {
 		http.MethodGet: s.getWorkers, http.MethodPut: s.putWorkers}))
 	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/rebalance", s.methods(map[string]handler{
 		http.MethodPost: s.postRebalance}))
+	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/policy", s.methods(map[string]handler{
+		http.MethodGet: s.getPolicy, http.MethodPut: s.putPolicy}))
 	m.HandleFunc("/api/v1/config/autorebalance", s.methods(map[string]handler{
 		http.MethodGet: s.getAutoRebalance, http.MethodPut: s.putAutoRebalance}))
 	m.HandleFunc("/api/v1/audit", s.methods(map[string]handler{http.MethodGet: s.getAudit}))
@@ -93,6 +98,9 @@ func New(o Options) (*Server, error) {
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	s.handler = serve.RejectNonCanonical(m, func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+" (not a canonical path)")
 	})
 	return s, nil
 }
@@ -109,7 +117,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusInternalServerError, "internal error")
 		}
 	}()
-	s.mux.ServeHTTP(w, r)
+	s.handler.ServeHTTP(w, r)
 }
 
 // handler is an API handler for an authenticated caller.
@@ -244,6 +252,14 @@ func readBody(r *http.Request) ([]byte, error) {
 	return b, nil
 }
 
+// badBodyStatus is 413 for a body over MaxBody, else 400.
+func badBodyStatus(err error) int {
+	if errors.Is(err, errBodyTooLarge) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
 // decodeStrict decodes one JSON object into v: unknown fields, wrong types
 // and trailing data are errors.
 func decodeStrict(b []byte, v any) error {
@@ -287,7 +303,7 @@ func (s *Server) putWorkers(w http.ResponseWriter, r *http.Request, p Principal)
 		return
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeError(w, badBodyStatus(err), err.Error())
 		return
 	}
 	if req.MaxCount == nil && req.Count == nil {
@@ -347,7 +363,7 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 		err = decodeStrict(body, &req)
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		writeError(w, badBodyStatus(err), err.Error())
 		return
 	}
 	if req.Enabled == nil && req.IntervalSeconds == nil {

@@ -91,6 +91,9 @@ type Options struct {
 	// OnPass, when set, is called after each scheduler pass (tests wait on
 	// it instead of sleeping).
 	OnPass func(PassReport)
+	// Metrics answers the queries of hpa zones (hpa_round.go); nil: every
+	// hpa round reads a failed metric and holds.
+	Metrics MetricSource
 }
 
 // Controller runs rounds and forced changes over the zones of the store.
@@ -107,6 +110,8 @@ type Controller struct {
 	running    atomic.Bool // a scheduler runs
 
 	decisions sync.Map // autoscaler.Action -> *atomic.Uint64
+
+	hpa *hpaZones // each zone's policy (policy.go, hpa_round.go)
 }
 
 // zoneEntry is one zone. mu serialises every operation on the zone; the
@@ -181,6 +186,9 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: load config: %w: %w", ErrStore, err)
 	}
 	c.cfg = cfg
+	if c.hpa, err = loadHPA(o.Store); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -13,6 +13,12 @@
 // scale subresource) and Discovery (the EndpointSlices), with adapters for
 // refstack/fleet; workers are scraped through a Scraper.
 //
+// Each zone runs the step policy (Options.Policy) or, when an admin set it,
+// the hpa policy of autoscaler/hpa.go on a PromQL query answered by a
+// MetricSource (Prometheus through client_golang's api/v1), with its own
+// polling interval: policy.go holds the API shape, its defaults and the
+// bounds rule, hpa_round.go the per-zone dispatch and memory.
+//
 // Must not import: net/http/httptest outside tests, scenarios/, or the
 // console package.
 package controller

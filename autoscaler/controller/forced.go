@@ -151,13 +151,23 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 			Reason: reason + " by " + actor}
 		nz.LastDecision = &d
 	}
-	if _, err := c.o.Store.Commit([]store.Zone{nz}, audits); err != nil {
+	var policies []store.ZonePolicy
+	var lowered *HPASpec // the bounds rule of policy.go: max_count bounds hpa max_replicas
+	if !isNew && ch.MaxCount != nil {
+		if rec, a, n, ok := c.boundPolicyLocked(e, actor, newMax, now); ok {
+			policies, lowered = []store.ZonePolicy{rec}, n
+			audits = append(audits, a)
+		}
+	}
+	if _, err := c.o.Store.CommitPolicies(policies, []store.Zone{nz}, audits); err != nil {
 		err = fmt.Errorf("set %s/%s: persist: %w: %w", group, zone, ErrStore, err)
 		c.log.Error("forced change not persisted", "group", group, "zone", zone, "actor", actor, "err", err)
 		if !countChanged {
 			return ZoneView{}, err
 		}
 		// The scale target already has the new count: keep memory true to it.
+	} else if lowered != nil {
+		c.hpa.set(group, zone, lowered)
 	}
 	e.z = nz
 	e.exists = true

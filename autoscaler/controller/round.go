@@ -30,6 +30,9 @@ func (c *Controller) Round(ctx context.Context, group, zone, actor string) (auto
 // (an API round) or leave it dirty for the scheduler pass to write in bulk.
 func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, persistHold bool) (autoscaler.Decision, error) {
 	g, zn := e.z.Group, e.z.Zone
+	if d, skip := c.hpaNotDue(e, actor); skip {
+		return d, nil
+	}
 	eps, err := c.o.Discovery.Endpoints(ctx, g, zn)
 	if err != nil {
 		err = fmt.Errorf("round %s/%s: %w: %w", g, zn, ErrDiscovery, err)
@@ -50,9 +53,13 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 		}
 	}
 
+	policy := c.o.Policy
+	if p := c.zonePolicy(ctx, e, eps, now); p != nil {
+		policy = p // an hpa zone (hpa_round.go)
+	}
 	st := e.st
 	st.Count, st.Max, st.LastChange = e.z.Count, e.z.MaxCount, e.z.LastChange
-	d, next := c.o.Policy(st, obs, now)
+	d, next := policy(st, obs, now)
 	if d.At.IsZero() {
 		d.At = now
 	}

@@ -34,6 +34,7 @@ const fleetTimeout = 10 * time.Second
 
 type consoleFlags struct {
 	listen, keys, state, fleet string
+	prometheus                 string
 	upCooldown, downCooldown   time.Duration
 	targetRPS                  float64
 	startupGrace               time.Duration
@@ -54,6 +55,8 @@ API (Authorization: Bearer KEY, keys from --keys):
   GET  /api/v1/groups/{g}/zones/{z}/workers    count; max, readiness, last decision for admins of g
   PUT  /api/v1/groups/{g}/zones/{z}/workers    {"max_count": N} and/or {"count": N}
   POST /api/v1/groups/{g}/zones/{z}/rebalance  one decision now
+  GET|PUT /api/v1/groups/{g}/zones/{z}/policy  the zone's policy: {"policy":"step"} (default) or
+                                               {"policy":"hpa","hpa":{"query":"PromQL","threshold":N,...}}
   GET|PUT /api/v1/config/autorebalance         {"enabled": bool, "interval_seconds": n}
   GET  /api/v1/audit?group=&zone=&action=&limit=
   GET  /readyz /livez /metrics
@@ -84,6 +87,7 @@ Environment (used when the matching flag is not given; seconds may be fractional
 	f.StringVar(&o.keys, "keys", "", `API keys file (required): {"keys":[{"name","key","role":"super_admin|group_admin|viewer|mcp_user","groups":[...]}]}. Seed 002 "The bounds": only a super admin or a group admin of the group sees and sets the max`)
 	f.StringVar(&o.state, "state", "", "state file (bbolt; required): zones with count, max, last change and last decision, the audit log, the scheduler config")
 	f.StringVar(&o.fleet, "fleet", "", "base URL of the local platform's fleet server (required for now): the scale subresource and the endpoints of every group × zone")
+	f.StringVar(&o.prometheus, "prometheus", "", "base URL of the Prometheus server that answers the queries of hpa zones (issue 3); without it hpa zones read a failed metric and hold")
 	f.DurationVar(&o.upCooldown, "up-cooldown", def.UpCooldown,
 		`no step up within this of the last change of the count. Seed 002 "How it decides" (`+envUpCooldown+`)`)
 	f.DurationVar(&o.downCooldown, "down-cooldown", def.DownCooldown,
@@ -138,6 +142,11 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 			errs = append(errs, fmt.Errorf("--fleet %q: want http://HOST:PORT", o.fleet))
 		}
 	}
+	if o.prometheus != "" {
+		if u, err := url.Parse(o.prometheus); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--prometheus %q: want http://HOST:PORT", o.prometheus))
+		}
+	}
 	if o.scrapeTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--scrape-timeout %s: want > 0", o.scrapeTimeout))
 	}
@@ -177,9 +186,19 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	}()
 	cfg := o.stepConfig()
 	fl := controller.NewFleet(fleet.New(o.fleet, fleetTimeout))
+	var metrics controller.MetricSource
+	if o.prometheus != "" {
+		ps, err := controller.NewPrometheusSource(o.prometheus)
+		if err != nil {
+			return err
+		}
+		defer ps.Close()
+		metrics = ps
+	}
 	ctrl, err := controller.New(controller.Options{
 		Store: st, Target: fl, Discovery: fl, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
 		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Logger: log,
+		Metrics: metrics,
 	})
 	if err != nil {
 		return err
@@ -200,7 +219,7 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	go func() { schedDone <- ctrl.RunScheduler(schedCtx) }()
 
 	ar := ctrl.AutoRebalance()
-	log.Info("console starting", "listen", ln.Addr().String(), "state", o.state, "fleet", o.fleet,
+	log.Info("console starting", "listen", ln.Addr().String(), "state", o.state, "fleet", o.fleet, "prometheus", o.prometheus,
 		"keys", keys.Len(), "zones", len(ctrl.Zones()),
 		"up_cooldown", cfg.UpCooldown.String(), "down_cooldown", cfg.DownCooldown.String(),
 		"target_rps", cfg.TargetRPS, "startup_grace", cfg.StartupGrace.String(),

@@ -23,6 +23,7 @@ const edgeFleetTimeout = 2 * time.Second
 type edgeFlags struct {
 	listen, fleet                    string
 	interval, upstreamTimeout, drain time.Duration
+	inflightMaxAge                   time.Duration
 }
 
 func newEdgeCmd() *cobra.Command {
@@ -67,6 +68,7 @@ Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
 	f.DurationVar(&o.interval, "discovery-interval", edge.DefaultInterval, "how often the worker list is refreshed (0 means the default)")
 	f.DurationVar(&o.upstreamTimeout, "upstream-timeout", edge.DefaultUpstreamTimeout, "bound on one forwarded call, response included; beyond it 504")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
+	f.DurationVar(&o.inflightMaxAge, "inflight-max-age", edge.InflightMaxAge, "the window the in-flight summary's quantiles cover (seed 000's signal)")
 	return cmd
 }
 
@@ -87,6 +89,9 @@ func (o *edgeFlags) resolve() error {
 	if o.drain <= 0 {
 		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
 	}
+	if o.inflightMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("--inflight-max-age %s: want >= 0", o.inflightMaxAge))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -100,6 +105,7 @@ func runEdge(ctx context.Context, o edgeFlags) error {
 		Interval:        o.interval,
 		UpstreamTimeout: o.upstreamTimeout,
 		Logger:          log,
+		InflightMaxAge:  o.inflightMaxAge,
 	})
 	if err != nil {
 		return err

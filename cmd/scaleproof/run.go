@@ -37,6 +37,7 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
+	policyOpts   // --policy, --prometheus (policy.go)
 }
 
 func newRunCmd() *cobra.Command {
@@ -56,6 +57,8 @@ Scenarios (seed 002 "Load tests"):
   sustained       load up to max 3 and back to 1 (the table's times come from here)
   burst           a 45 s burst, then idle back to 1
   max-lowered     at 3 under load an admin sets max 1: count 1 at the next sample
+  spike           seed 000's staged load with two spikes: replicas follow the signal (by name,
+                  or with --policy hpa; needs Prometheus)
 
 Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
 cooldowns 30/120 s, 45 s burst: the seed's own settings, about half an hour).
@@ -85,6 +88,7 @@ keeps what it measured, marked incomplete), table.md, and process logs.`,
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
+	addPolicyFlags(f, &o.policyOpts)
 	return c
 }
 
@@ -122,6 +126,9 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if list, err = o.policyOpts.resolve(o.platform, o.scenarios, list); err != nil {
+		return withCode(exitUsage, err)
+	}
 	runID := newRunID()
 	dir := o.artifacts
 	if dir == "" {
@@ -154,7 +161,8 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
 			Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
 				Drain: max(prof.ConsoleDrain, 5*time.Second)},
-			Log: log.With("part", "platform"),
+			Log:        log.With("part", "platform"),
+			Prometheus: o.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
 		})
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
@@ -172,7 +180,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 
 	resultsPath := filepath.Join(dir, "results.jsonl")
 	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
-		Platform: name, Profile: prof.Name, Policy: "step", Settings: prof.Settings(), Started: time.Now()})
+		Platform: name, Profile: prof.Name, Policy: o.policy, Settings: o.settings(prof), Started: time.Now()})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -221,9 +229,11 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		code, reason = exitInfra, "platform up: "+upErr.Error()
 		log.Error("platform up failed", "err", upErr)
 	} else {
-		say("platform up in %.1f s: console %s, edge %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL)
+		ep = o.endpoints(ep)
+		say("platform up in %.1f s: console %s, edge %s, prometheus %q, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, ep.PrometheusURL, o.policy)
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Progress = prog.update
+		env.Policy = o.policy
 		verdicts = env.Run(ctx, list)
 		prog.done()
 		steps.addVerdicts(verdicts, scenarioNames(list))

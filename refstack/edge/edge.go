@@ -39,6 +39,9 @@ type Config struct {
 	Transport http.RoundTripper
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
+	// InflightMaxAge is the window of MetricInflightRequests' quantiles;
+	// 0 means InflightMaxAge (1 min). The quick profile divides it by 10.
+	InflightMaxAge time.Duration
 }
 
 // Edge routes MCP calls to workers. Create it with New, serve Handler, and
@@ -70,7 +73,7 @@ func New(cfg Config) (*Edge, error) {
 		rt:       cfg.Transport,
 		log:      cfg.Logger,
 		table:    newTable(),
-		m:        newMetrics(),
+		m:        newMetrics(cfg.InflightMaxAge),
 	}
 	if e.interval <= 0 {
 		e.interval = DefaultInterval
@@ -93,7 +96,10 @@ func New(cfg Config) (*Edge, error) {
 		writeRPCError(w, http.StatusNotFound, nil, "no route for "+r.URL.Path+
 			" (calls go to POST /g/{group}/z/{zone}/mcp)")
 	})
-	e.handler = mux
+	e.handler = serve.RejectNonCanonical(mux, func(w http.ResponseWriter, r *http.Request) {
+		writeRPCError(w, http.StatusNotFound, nil, "no route for "+r.URL.Path+
+			" (not a canonical path; calls go to POST /g/{group}/z/{zone}/mcp)")
+	})
 	return e, nil
 }
 

@@ -29,7 +29,8 @@ const (
 	LabelCode  = "code"
 )
 
-// InflightMaxAge is the window MetricInflightRequests' quantiles cover.
+// InflightMaxAge is the default window MetricInflightRequests' quantiles
+// cover (Config.InflightMaxAge).
 const InflightMaxAge = time.Minute
 
 type metrics struct {
@@ -39,7 +40,10 @@ type metrics struct {
 	summary  *prometheus.SummaryVec
 }
 
-func newMetrics() *metrics {
+func newMetrics(maxAge time.Duration) *metrics {
+	if maxAge <= 0 {
+		maxAge = InflightMaxAge
+	}
 	// quantile -> allowed error
 	objectives := map[float64]float64{0.5: 0.05, 0.75: 0.025, 0.9: 0.01, 0.99: 0.001}
 	m := &metrics{
@@ -56,7 +60,7 @@ func newMetrics() *metrics {
 			Name:       MetricInflightRequests,
 			Help:       "A zone's in-flight MCP calls (queued + running) observed at each call's start and end.",
 			Objectives: objectives,
-			MaxAge:     InflightMaxAge,
+			MaxAge:     maxAge,
 			AgeBuckets: 6,
 		}, []string{LabelGroup, LabelZone}),
 	}

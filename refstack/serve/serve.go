@@ -20,6 +20,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -68,6 +70,42 @@ func (h *Health) Readyz(extra func() error) http.HandlerFunc {
 
 // Livez answers 200 while the process runs.
 func Livez(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
+
+// RejectNonCanonical answers with notFound a request whose path is not in
+// canonical form (an empty, "." or ".." segment), where http.ServeMux would
+// answer 307 with an HTML body pointing at the cleaned path: the reference
+// servers answer JSON, and a client that follows the redirect would send
+// its PUT or POST to another path than the one it named.
+func RejectNonCanonical(h http.Handler, notFound http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodConnect {
+			if p := r.URL.EscapedPath(); p != cleanPath(p) {
+				notFound(w, r)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is the canonical form http.ServeMux redirects to: rooted,
+// path.Clean'ed, a trailing slash kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		if len(p) == len(np)+1 && strings.HasPrefix(p, np) {
+			return p
+		}
+		np += "/"
+	}
+	return np
+}
 
 // Listen opens a TCP listener on addr.
 func Listen(addr string) (net.Listener, error) {

@@ -127,7 +127,7 @@ func New(cfg Config) *Worker {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /readyz", w.health.Readyz(w.bootReady))
 	mux.HandleFunc("GET /livez", serve.Livez)
-	w.handler = mux
+	w.handler = serve.RejectNonCanonical(mux, http.NotFound)
 	return w
 }
 

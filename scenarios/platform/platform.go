@@ -36,6 +36,10 @@ type Endpoints struct {
 	EdgeURL    string // base URL of the edge; calls go to {EdgeURL}/g/{group}/z/{zone}/mcp
 	Group      string // the group the scenarios use (GroupAdmin administers it)
 	Keys       Keys
+	// PrometheusURL is a Prometheus that scrapes the system under test (the
+	// edge's in-flight summary, the console's zone gauges); "" when none.
+	// The spike scenario reads hpa zones' signal from it (issue 3).
+	PrometheusURL string
 }
 
 // Platform brings the system under test up and down.

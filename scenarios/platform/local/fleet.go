@@ -44,6 +44,7 @@ type Fleet struct {
 	seq     int
 	closing bool
 	wg      sync.WaitGroup // background starts and stops
+	sd      *fileSD        // Prometheus file_sd, kept in step (fleet_sd.go); nil: none
 }
 
 type zoneProcs struct {
@@ -57,6 +58,7 @@ type worker struct {
 	id    string
 	p     *proc
 	ready bool
+	fails int // failed readiness probes in a row
 }
 
 // NewFleet returns a fleet that starts workers per spec and probes readiness
@@ -163,6 +165,7 @@ func (f *Fleet) reconcileLocked(zp *zoneProcs, victims []string) {
 		f.wg.Add(1)
 		go f.stopWorker(w)
 	}
+	f.sdChangedLocked()
 }
 
 func (f *Fleet) startWorker(zp *zoneProcs, id string) {
@@ -187,6 +190,7 @@ func (f *Fleet) startWorker(zp *zoneProcs, id string) {
 	}
 	w := &worker{id: id, p: p}
 	zp.workers = append(zp.workers, w)
+	f.sdChangedLocked()
 	f.log.Info("worker started", "worker", id, "addr", p.addr)
 	f.wg.Add(1)
 	go f.watchExit(zp, w)
@@ -202,6 +206,7 @@ func (f *Fleet) watchExit(zp *zoneProcs, w *worker) {
 		return // removed on purpose
 	}
 	zp.workers = slices.DeleteFunc(zp.workers, func(x *worker) bool { return x == w })
+	f.sdChangedLocked()
 	f.log.Warn("worker exited on its own; replacing it", "worker", w.id, "err", fmt.Sprint(w.p.exitErr))
 	if !f.closing {
 		f.reconcileLocked(zp, nil)
@@ -289,13 +294,32 @@ func (f *Fleet) probeOnce(ctx context.Context) {
 	wg.Wait()
 	f.mu.Lock()
 	for i, w := range ws {
-		w.ready = res[i]
+		// kubelet semantics: one success makes a worker ready,
+		// FailureThreshold failures in a row make it not ready, so one slow
+		// answer on a busy machine does not drop the only worker.
+		if res[i] {
+			w.ready, w.fails = true, 0
+			continue
+		}
+		w.fails++
+		if w.fails >= probeFailureThreshold && w.ready {
+			w.ready = false
+			f.log.Warn("worker not ready", "worker", w.id, "failed_probes", w.fails)
+		}
 	}
 	f.mu.Unlock()
 }
 
+// Readiness probe settings, as a pod's readinessProbe: timeoutSeconds (seed
+// 002: "probes use a 5 s timeout"; 2 s here, where a probe is loopback) and
+// failureThreshold 3 (the Kubernetes default).
+const (
+	probeTimeout          = 2 * time.Second
+	probeFailureThreshold = 3
+)
+
 func (f *Fleet) ready(ctx context.Context, addr string) bool {
-	ctx, cancel := context.WithTimeout(ctx, f.probe)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
 	if err != nil {

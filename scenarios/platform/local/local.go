@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
@@ -44,6 +45,12 @@ type Config struct {
 	ProbeInterval time.Duration // fleet readiness probe interval (500 ms when zero)
 	Discovery     time.Duration // edge --discovery-interval (500 ms when zero)
 	Log           *slog.Logger
+	// Prometheus: whether and how the platform runs Prometheus (issue 3,
+	// prometheus.go); the zero value runs none.
+	Prometheus PrometheusConfig
+	// InflightMaxAge is the edge's --inflight-max-age, the window of seed
+	// 000's in-flight summary (0: the edge's default, 1 min).
+	InflightMaxAge time.Duration
 }
 
 // Local is the local platform.
@@ -61,6 +68,9 @@ type Local struct {
 	keys      platform.Keys
 	endpoints platform.Endpoints
 	down      bool
+	prom      *promserver.Server // started by the platform; nil otherwise
+	promURL   string             // the Prometheus in use; "" when none
+	sd        *fileSD            // its file_sd file; nil without Prometheus
 }
 
 var _ platform.Platform = (*Local)(nil)
@@ -122,19 +132,26 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	go func() { _ = l.fleetSrv.Serve(ln) }()
 	l.fleetURL = "http://" + ln.Addr().String()
 
-	if err := l.startConsole(ctx); err != nil {
+	if err := l.startPrometheus(ctx); err != nil {
 		return platform.Endpoints{}, err
 	}
-	edge, err := startProc(ctx, c.Bin, c.Worker.LogDir, "edge",
-		[]string{"edge", "--listen", "127.0.0.1:0", "--fleet", l.fleetURL, "--discovery-interval", c.Discovery.String(), "--drain", "5s"},
-		nil, 15*time.Second)
+	if err := l.startConsole(ctx, "127.0.0.1:0"); err != nil {
+		return platform.Endpoints{}, err
+	}
+	edgeArgs := []string{"edge", "--listen", "127.0.0.1:0", "--fleet", l.fleetURL, "--discovery-interval", c.Discovery.String(), "--drain", "5s"}
+	if c.InflightMaxAge > 0 {
+		edgeArgs = append(edgeArgs, "--inflight-max-age", c.InflightMaxAge.String())
+	}
+	edge, err := startProc(ctx, c.Bin, c.Worker.LogDir, "edge", edgeArgs, nil, 15*time.Second)
 	if err != nil {
 		return platform.Endpoints{}, fmt.Errorf("local: %w", err)
 	}
 	l.mu.Lock()
 	l.edge = edge
-	l.endpoints = platform.Endpoints{ConsoleURL: "http://" + l.console.addr, EdgeURL: "http://" + edge.addr, Group: c.Group, Keys: l.keys}
+	l.endpoints = platform.Endpoints{ConsoleURL: "http://" + l.console.addr, EdgeURL: "http://" + edge.addr, Group: c.Group, Keys: l.keys,
+		PrometheusURL: l.promURL}
 	l.mu.Unlock()
+	l.announceTarget("edge", edge.addr)
 	for _, u := range []string{l.endpoints.ConsoleURL, l.endpoints.EdgeURL} {
 		if err := waitReady(ctx, u+"/readyz", 30*time.Second); err != nil {
 			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
@@ -143,9 +160,9 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	return l.endpoints, nil
 }
 
-func (l *Local) startConsole(ctx context.Context) error {
+func (l *Local) startConsole(ctx context.Context, listen string) error {
 	c := l.cfg
-	args := []string{"console", "--listen", "127.0.0.1:0",
+	args := []string{"console", "--listen", listen,
 		"--keys", filepath.Join(c.WorkDir, "keys.json"),
 		"--state", filepath.Join(c.WorkDir, "console.db"),
 		"--fleet", l.fleetURL,
@@ -153,6 +170,9 @@ func (l *Local) startConsole(ctx context.Context) error {
 		"--startup-grace", c.StartupGrace.String(),
 		"--target-rps", strconv.FormatFloat(c.TargetRPS, 'f', -1, 64),
 		"--drain", c.ConsoleDrain.String()}
+	if u := l.PrometheusURL(); u != "" {
+		args = append(args, "--prometheus", u)
+	}
 	p, err := startProc(ctx, c.Bin, c.Worker.LogDir, "console", args, nil, 15*time.Second)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
@@ -160,12 +180,16 @@ func (l *Local) startConsole(ctx context.Context) error {
 	l.mu.Lock()
 	l.console = p
 	l.mu.Unlock()
+	l.announceTarget("console", p.addr)
 	return nil
 }
 
 // RestartConsole kills the console (SIGKILL when hard, else SIGTERM and
-// drain) and starts it again on the same state file. Its address changes:
-// the returned URL replaces Endpoints.ConsoleURL.
+// drain) and starts it again on the same state file and, like a Service in
+// front of a restarted pod, on the same address, so the edge, the harness's
+// samplers and its /readyz poller keep reaching it. Only when that address
+// cannot be bound again does the console move to a new port; the returned
+// URL (and Endpoints) then names it.
 func (l *Local) RestartConsole(ctx context.Context, hard bool) (string, error) {
 	l.mu.Lock()
 	p := l.console
@@ -175,10 +199,16 @@ func (l *Local) RestartConsole(ctx context.Context, hard bool) (string, error) {
 	} else if err := p.stop(l.cfg.ConsoleDrain + 5*time.Second); err != nil {
 		return "", err
 	}
-	if err := l.startConsole(ctx); err != nil {
-		return "", err
+	if err := l.startConsole(ctx, p.addr); err != nil {
+		l.log.Warn("console could not listen on its old address again; moving it", "addr", p.addr, "err", err)
+		if err := l.startConsole(ctx, "127.0.0.1:0"); err != nil {
+			return "", err
+		}
 	}
+	l.mu.Lock()
 	u := "http://" + l.console.addr
+	l.endpoints.ConsoleURL = u
+	l.mu.Unlock()
 	return u, waitReady(ctx, u+"/readyz", 30*time.Second)
 }
 
@@ -263,6 +293,7 @@ func (l *Local) Down(ctx context.Context) error {
 		errs = append(errs, l.fleetSrv.Shutdown(sctx))
 		cancel()
 	}
+	errs = append(errs, l.stopPrometheus())
 	return errors.Join(errs...)
 }
 

@@ -1,0 +1,71 @@
+package console
+
+import (
+	"net/http"
+
+	"github.com/scaleproof/scaleproof/autoscaler/controller"
+)
+
+// The zone policy API (issue 3):
+//
+//	GET /api/v1/groups/{g}/zones/{z}/policy   controller.PolicyView
+//	PUT /api/v1/groups/{g}/zones/{z}/policy   controller.PolicySpec -> controller.PolicyView
+//
+// Both are for a super admin or a group admin of g; anyone else gets 403,
+// audited as workers.policy with error:forbidden. A malformed body is 400
+// (not audited), a value out of range 422 with every bad field named
+// (audited with error:invalid), an unknown zone 404. A PUT is audited as
+// workers.policy with tags from and to (the policy names) and hpa (the
+// resolved spec in one line).
+
+// policyForbidden is the message of a refused policy request.
+func policyForbidden(group string) string {
+	return "only a super admin or a group admin of " + group + " may read or change its zones' policy"
+}
+
+func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, p Principal) {
+	group, zone, ok := zoneParams(w, r)
+	if !ok {
+		return
+	}
+	if !p.AdminOf(group) {
+		s.forbidden(w, p, group, zone, controller.AuditPolicy, policyForbidden(group))
+		return
+	}
+	v, err := s.c.Policy(group, zone)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, p Principal) {
+	group, zone, ok := zoneParams(w, r)
+	if !ok {
+		return
+	}
+	if !p.AdminOf(group) {
+		s.forbidden(w, p, group, zone, controller.AuditPolicy, policyForbidden(group))
+		return
+	}
+	var req controller.PolicySpec
+	body, err := readBody(r)
+	if err == nil {
+		err = decodeStrict(body, &req)
+	}
+	if err != nil {
+		writeError(w, badBodyStatus(err), err.Error())
+		return
+	}
+	if req.Policy == "" {
+		writeError(w, http.StatusBadRequest, `missing "policy": send {"policy":"step"} or {"policy":"hpa","hpa":{"query":"...","threshold":N}}`)
+		return
+	}
+	v, err := s.c.SetPolicy(p.Name, group, zone, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}

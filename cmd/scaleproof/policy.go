@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+)
+
+// policyOpts are run's issue-3 flags: the policy every zone is created
+// with, and the Prometheus that answers hpa zones' queries and gives the
+// harness their signal.
+type policyOpts struct {
+	policy     string
+	prometheus string
+}
+
+func addPolicyFlags(f *pflag.FlagSet, o *policyOpts) {
+	f.StringVar(&o.policy, "policy", scenarios.PolicyStep,
+		"the policy every scenario's zone is created with: step (seed 002) or hpa (seed 000: HPA/KEDA on a PromQL query; runs the spike scenario too and needs Prometheus)")
+	f.StringVar(&o.prometheus, "prometheus", local.PrometheusAuto,
+		"local: auto (start Debian's prometheus when it is on PATH), off, or the URL of a running Prometheus; external: the URL of the Prometheus that scrapes the system (hpa, spike)")
+}
+
+// resolve checks the flags and returns the scenario list: with --policy hpa
+// and no --scenarios, the five and spike. hpa or spike without a Prometheus
+// fails here, before anything starts.
+func (o *policyOpts) resolve(platformName string, names []string, list []scenarios.Scenario) ([]scenarios.Scenario, error) {
+	if o.policy != scenarios.PolicyStep && o.policy != scenarios.PolicyHPA {
+		return nil, fmt.Errorf("--policy %q: want step or hpa", o.policy)
+	}
+	if err := local.ValidatePrometheusMode(o.prometheus); err != nil {
+		return nil, err
+	}
+	if o.policy == scenarios.PolicyHPA && len(names) == 0 {
+		list = append(list, scenarios.Spike())
+	}
+	needs := o.policy == scenarios.PolicyHPA || slices.ContainsFunc(list, func(s scenarios.Scenario) bool { return s.Name == "spike" })
+	if !needs {
+		return list, nil
+	}
+	what := "--policy hpa"
+	if o.policy != scenarios.PolicyHPA {
+		what = "the spike scenario"
+	}
+	switch platformName {
+	case "local":
+		if ok, why := local.PrometheusAvailable(o.prometheus, ""); !ok {
+			return nil, fmt.Errorf("%s needs Prometheus (the hpa metric source and the signal), and there is none: %s. "+
+				"Install it (make deps-prometheus), or pass --prometheus URL", what, why)
+		}
+	case "external":
+		if o.prometheus == local.PrometheusAuto || o.prometheus == local.PrometheusOff || o.prometheus == "" {
+			return nil, errors.New(what + " on an external platform needs --prometheus URL: the Prometheus that scrapes its edge")
+		}
+	}
+	return list, nil
+}
+
+// localPrometheus is the local platform's Prometheus for profile p
+// (quick: scrape and evaluate every 1 s; published: 5 s and 15 s).
+func (o *policyOpts) localPrometheus(p scenarios.Profile) local.PrometheusConfig {
+	h := scenarios.HPAFor(p)
+	return local.PrometheusConfig{Mode: o.prometheus, ScrapeInterval: h.ScrapeInterval, EvalInterval: h.EvalInterval}
+}
+
+// endpoints adds the --prometheus URL to an external platform's endpoints.
+func (o *policyOpts) endpoints(ep platform.Endpoints) platform.Endpoints {
+	if ep.PrometheusURL == "" && local.ValidatePrometheusMode(o.prometheus) == nil &&
+		o.prometheus != local.PrometheusAuto && o.prometheus != local.PrometheusOff {
+		ep.PrometheusURL = o.prometheus
+	}
+	return ep
+}
+
+// settings adds the policy's settings to the profile's, for the results file.
+func (o *policyOpts) settings(p scenarios.Profile) map[string]string {
+	s := p.Settings()
+	s["policy"] = o.policy
+	s["prometheus"] = o.prometheus
+	if o.policy == scenarios.PolicyHPA {
+		h := scenarios.HPAFor(p)
+		s["hpa_query"] = h.Query
+		s["hpa_threshold"] = strconv.FormatFloat(h.Threshold, 'g', -1, 64)
+		s["hpa_polling_interval"] = h.PollingInterval.String()
+		s["hpa_scale_down_stabilization"] = h.StabilizationDown.String()
+		s["hpa_read_empty_as_zero"] = strconv.FormatBool(h.ReadEmptyAsZero)
+	}
+	return s
+}

@@ -1,0 +1,90 @@
+package consoleclient
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Policy is the body of PUT /api/v1/groups/{g}/zones/{z}/policy and the
+// core of its answer: {"policy":"step"} or {"policy":"hpa","hpa":{...}}.
+type Policy struct {
+	Policy string   `json:"policy"`
+	HPA    *HPASpec `json:"hpa,omitempty"`
+}
+
+// HPASpec is an hpa zone's settings (issue 3). Nil and empty fields are
+// left out of a PUT, so the console's defaults apply.
+type HPASpec struct {
+	Query                  string       `json:"query"`
+	Threshold              float64      `json:"threshold"`
+	Target                 string       `json:"target,omitempty"`
+	MinReplicas            *int         `json:"min_replicas,omitempty"`
+	MaxReplicas            *int         `json:"max_replicas,omitempty"`
+	PollingIntervalSeconds *float64     `json:"polling_interval_seconds,omitempty"`
+	ReadEmptyAsZero        bool         `json:"read_empty_as_zero"`
+	Fallback               *HPAFallback `json:"fallback,omitempty"`
+	Behavior               *HPABehavior `json:"behavior,omitempty"`
+}
+
+// HPAFallback is KEDA's fallback.
+type HPAFallback struct {
+	FailureThreshold int `json:"failure_threshold"`
+	Replicas         int `json:"replicas"`
+}
+
+// HPABehavior is upstream's behavior.
+type HPABehavior struct {
+	ScaleDown *HPARules `json:"scale_down,omitempty"`
+	ScaleUp   *HPARules `json:"scale_up,omitempty"`
+}
+
+// HPARules is one direction's behaviour.
+type HPARules struct {
+	StabilizationWindowSeconds *float64        `json:"stabilization_window_seconds,omitempty"`
+	SelectPolicy               string          `json:"select_policy,omitempty"`
+	Policies                   []HPARatePolicy `json:"policies,omitempty"`
+	Tolerance                  *float64        `json:"tolerance,omitempty"`
+}
+
+// HPARatePolicy is one rate policy.
+type HPARatePolicy struct {
+	Type          string  `json:"type"`
+	Value         int     `json:"value"`
+	PeriodSeconds float64 `json:"period_seconds"`
+}
+
+// PolicyStatus is what the console last saw of an hpa zone's metric.
+type PolicyStatus struct {
+	LastQueryAt time.Time `json:"last_query_at"`
+	Query       string    `json:"query,omitempty"`
+	Signal      *float64  `json:"signal"`
+	Error       string    `json:"error,omitempty"`
+	Failures    int       `json:"failures"`
+	NextQueryAt time.Time `json:"next_query_at"`
+}
+
+// PolicyView is GET (and PUT's answer) of a zone's policy.
+type PolicyView struct {
+	Group                string        `json:"group"`
+	Zone                 string        `json:"zone"`
+	Policy               string        `json:"policy"`
+	HPA                  *HPASpec      `json:"hpa,omitempty"`
+	MaxCount             int           `json:"max_count"`
+	EffectiveMaxReplicas int           `json:"effective_max_replicas,omitempty"`
+	Status               *PolicyStatus `json:"status,omitempty"`
+}
+
+// GetPolicy reads a zone's policy.
+func (c *Client) GetPolicy(ctx context.Context, key, g, z string) (PolicyView, int, error) {
+	var out PolicyView
+	st, err := c.do(ctx, http.MethodGet, zonePath(g, z)+"/policy", key, nil, &out)
+	return out, st, err
+}
+
+// PutPolicy sets a zone's policy and returns it as the console resolved it.
+func (c *Client) PutPolicy(ctx context.Context, key, g, z string, p Policy) (PolicyView, int, error) {
+	var out PolicyView
+	st, err := c.do(ctx, http.MethodPut, zonePath(g, z)+"/policy", key, p, &out)
+	return out, st, err
+}

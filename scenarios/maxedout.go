@@ -1,0 +1,68 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+)
+
+// KindAtMax is the results record of how long a scenario's zone sat at its
+// max (AtMaxRecord). Readers that do not know it skip it.
+const KindAtMax = "at_max"
+
+// AtMaxRecord is the "at_max" record: the zone ran at its max_count for
+// SecondsAtMax of the SampledS seconds it was sampled, the longest stretch
+// LongestS. Seed 000's "maxed out" alert (deploy/prometheus/alerts.yaml)
+// fires on the same fact once a stretch reaches 3 h.
+type AtMaxRecord struct {
+	Scenario     string  `json:"scenario"`
+	Zone         string  `json:"zone"`
+	MaxCount     int     `json:"max_count"`
+	SecondsAtMax float64 `json:"seconds_at_max"`
+	LongestS     float64 `json:"longest_s"`
+	SampledS     float64 `json:"sampled_s"`
+}
+
+// AtMax computes how long the samples show the zone at its max: each
+// sample's state (count == max_count) holds until the next good sample.
+// Failed samples are skipped; the last sample adds nothing.
+func AtMax(samples []observe.Sample) (total, longest, sampled time.Duration, maxCount int) {
+	var prev *observe.Sample
+	var run time.Duration
+	for i := range samples {
+		s := &samples[i]
+		if s.Err != "" {
+			continue
+		}
+		if prev != nil {
+			d := s.At.Sub(prev.At)
+			sampled += d
+			if prev.Max > 0 && prev.Count >= prev.Max {
+				total += d
+				run += d
+				longest = max(longest, run)
+			} else {
+				run = 0
+			}
+		}
+		maxCount = max(maxCount, s.Max)
+		prev = s
+	}
+	return total, longest, sampled, maxCount
+}
+
+// reportAtMax adds the informational fact "time at max" (it never fails a
+// scenario) and writes the at_max record.
+func (s *Scope) reportAtMax() {
+	samples := s.Samples()
+	if len(samples) == 0 {
+		return
+	}
+	total, longest, sampled, maxCount := AtMax(samples)
+	s.Check("time at max", true, "%.1f s of %.1f s at max_count %d (longest stretch %.1f s); the maxed-out alert fires after 3h",
+		total.Seconds(), sampled.Seconds(), maxCount, longest.Seconds())
+	s.env.write(KindAtMax, AtMaxRecord{Scenario: s.Name, Zone: s.Zone, MaxCount: maxCount,
+		SecondsAtMax: round1(total.Seconds()), LongestS: round1(longest.Seconds()), SampledS: round1(sampled.Seconds())})
+}
+
+func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }

@@ -1,0 +1,131 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+)
+
+// Policies a run can create its zones with (scaleproof run --policy).
+const (
+	PolicyStep = "step"
+	PolicyHPA  = "hpa"
+)
+
+// InflightMetric is seed 000's signal as the reference edge exports it: a
+// summary of a zone's in-flight calls (queued + running) with quantiles, the
+// counterpart of Cortex's cortex_query_scheduler_inflight_requests.
+const InflightMetric = "scaleproof_edge_inflight_requests"
+
+// HPASettings is the hpa policy the harness gives its zones under a profile
+// (issue 3): seed 000's query and threshold with KEDA's and upstream's
+// timings, every time scaled like the profile's other times (quick divides
+// them by 10).
+type HPASettings struct {
+	// Query is seed 000's query on the edge's summary, for the zone:
+	// sum(max_over_time(<in-flight>{group,zone,quantile="0.75"}[Window])).
+	Query string
+	// Threshold is the seed's "75 % of a worker": floor(0.75 × the in-flight
+	// limit) calls per replica (AverageValue).
+	Threshold float64
+	// PollingInterval: KEDA's 30 s. StabilizationDown: upstream's 300 s.
+	// RatePeriod: upstream's 15 s rate-policy period.
+	PollingInterval, StabilizationDown, RatePeriod time.Duration
+	// Window is the query's max_over_time range (the seed's 2m).
+	Window time.Duration
+	// InflightMaxAge is the edge summary's window (1 min).
+	InflightMaxAge time.Duration
+	// ScrapeInterval and EvalInterval of the local platform's Prometheus.
+	ScrapeInterval, EvalInterval time.Duration
+	// ReadEmptyAsZero is true (KEDA's ignoreNullValues default): the edge's
+	// summary reads NaN once a zone has had no call for InflightMaxAge, and
+	// an idle zone must scale in. A failed query still holds.
+	ReadEmptyAsZero bool
+}
+
+// timeScale is how much a profile shortens the published times (quick 0.1).
+func timeScale(p Profile) float64 {
+	return float64(p.SchedulerInterval) / float64(Published().SchedulerInterval)
+}
+
+func scaled(d time.Duration, f float64) time.Duration {
+	return time.Duration(math.Round(float64(d) * f))
+}
+
+// HPAFor returns the hpa settings of profile p.
+func HPAFor(p Profile) HPASettings {
+	f := timeScale(p)
+	h := HPASettings{
+		Threshold:         math.Floor(float64(p.MaxInflight) * 0.75),
+		PollingInterval:   scaled(30*time.Second, f),
+		StabilizationDown: scaled(300*time.Second, f),
+		RatePeriod:        scaled(15*time.Second, f),
+		Window:            scaled(2*time.Minute, f),
+		InflightMaxAge:    scaled(time.Minute, f),
+		ScrapeInterval:    max(scaled(5*time.Second, f), time.Second),
+		EvalInterval:      max(scaled(15*time.Second, f), time.Second),
+		ReadEmptyAsZero:   true,
+	}
+	h.Query = fmt.Sprintf(`sum(max_over_time(%s{group="$group",zone="$zone",quantile="0.75"}[%s]))`,
+		InflightMetric, promDuration(h.Window))
+	return h
+}
+
+// Spec is the policy body for a zone whose max_count is maxCount.
+func (h HPASettings) Spec(maxCount int) consoleclient.HPASpec {
+	secs := func(d time.Duration) *float64 { v := d.Seconds(); return &v }
+	one := 1
+	return consoleclient.HPASpec{
+		Query: h.Query, Threshold: h.Threshold, Target: "AverageValue",
+		MinReplicas: &one, MaxReplicas: &maxCount,
+		PollingIntervalSeconds: secs(h.PollingInterval),
+		ReadEmptyAsZero:        h.ReadEmptyAsZero,
+		Behavior: &consoleclient.HPABehavior{
+			ScaleDown: &consoleclient.HPARules{StabilizationWindowSeconds: secs(h.StabilizationDown),
+				Policies: []consoleclient.HPARatePolicy{{Type: "Percent", Value: 100, PeriodSeconds: h.RatePeriod.Seconds()}}},
+			ScaleUp: &consoleclient.HPARules{StabilizationWindowSeconds: secs(0),
+				Policies: []consoleclient.HPARatePolicy{{Type: "Pods", Value: 4, PeriodSeconds: h.RatePeriod.Seconds()},
+					{Type: "Percent", Value: 100, PeriodSeconds: h.RatePeriod.Seconds()}}},
+		},
+	}
+}
+
+// ExpandQuery replaces "$group", "$zone" and "%s" (the group) as the
+// reference console does.
+func ExpandQuery(q, group, zone string) string {
+	q = strings.ReplaceAll(q, "$group", group)
+	q = strings.ReplaceAll(q, "$zone", zone)
+	return strings.ReplaceAll(q, "%s", group)
+}
+
+// promDuration renders d in PromQL's duration syntax (whole milliseconds).
+func promDuration(d time.Duration) string {
+	ms := max(d.Milliseconds(), 1)
+	if ms%1000 == 0 {
+		return strconv.FormatInt(ms/1000, 10) + "s"
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}
+
+// applyPolicy gives the scenario's new zone the run's policy: nothing for
+// step (the console's default), the profile's hpa settings for hpa. It
+// returns the policy as the console resolved it.
+func (s *Scope) applyPolicy(ctx context.Context, maxCount int) (consoleclient.PolicyView, error) {
+	e := s.env
+	if e.Policy == "" || e.Policy == PolicyStep {
+		return consoleclient.PolicyView{Policy: PolicyStep, MaxCount: maxCount}, nil
+	}
+	spec := HPAFor(e.Profile).Spec(maxCount)
+	v, st, err := e.Console.PutPolicy(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Policy{Policy: PolicyHPA, HPA: &spec})
+	if err != nil || st != http.StatusOK {
+		return v, fmt.Errorf("set zone %s/%s policy hpa: HTTP %d %v", e.Endpoints.Group, s.Zone, st, err)
+	}
+	s.policy = v
+	return v, nil
+}

@@ -1,0 +1,289 @@
+package scenarios
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+)
+
+// SpikeMax is the spike scenario's max_count. At the top of seed 000's
+// spikes (100 VUs) the signal, the p75 of the zone's in-flight calls over
+// the query's window, reads about 90, and a threshold of 24 calls per
+// replica asks for ceil(90 / 24) = 4 replicas: the zone sits at its max
+// there, and the harness reports how long.
+const SpikeMax = 4
+
+// SpikeStartVUs and SpikeStages are seed 000's k6 sequence at the
+// published scale: 5 → 50 VUs over 2 min, 50 for 1 min, 50 → 100 in 30 s
+// and back to 50 in 30 s, the spike again, 50 → 0 over 2 min.
+const SpikeStartVUs = 5
+
+// SpikeStages returns the stages (published times; Spike scales them).
+func SpikeStages() []load.Stage {
+	return []load.Stage{
+		{Duration: 2 * time.Minute, Target: 50},
+		{Duration: time.Minute, Target: 50},
+		{Duration: 30 * time.Second, Target: 100},
+		{Duration: 30 * time.Second, Target: 50},
+		{Duration: 30 * time.Second, Target: 100},
+		{Duration: 30 * time.Second, Target: 50},
+		{Duration: 2 * time.Minute, Target: 0},
+	}
+}
+
+// spikeProfile is the staged load under p (quick divides every time by 10).
+func spikeProfile(p Profile) load.Profile {
+	lp := load.RampingVUs(SpikeStartVUs, SpikeStages()...).Scale(timeScale(p))
+	lp.GracefulStop, lp.GracefulRampDown, lp.ThinkTime = p.GracefulStop, p.GracefulStop, p.ThinkTime
+	return lp
+}
+
+// Spike: seed 000's staged profile with its two spikes against a zone with
+// the run's policy (step or hpa). It records the replicas, the signal (the
+// zone's query on the Prometheus of the run) and the threshold every sample
+// ("signal" records), and passes when the replicas follow the signal within
+// one polling interval plus the stabilization window (judgeFollow), the
+// zone comes back to 1 after the load, no call answers 5xx and the
+// console's /readyz stays 200.
+func Spike() Scenario {
+	return Scenario{
+		Name:  "spike",
+		Title: "seed 000's staged spike: replicas follow the signal",
+		Expected: func(p Profile) time.Duration {
+			h := HPAFor(p)
+			return spikeProfile(p).TotalDuration() + h.InflightMaxAge + h.Window + h.StabilizationDown + 2*h.PollingInterval
+		},
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if e.Endpoints.PrometheusURL == "" {
+				return errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
+					"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
+			}
+			if err := s.CreateZone(ctx, SpikeMax); err != nil {
+				return err
+			}
+			band, query, emptyZero := spikeBand(e, s)
+			q, err := newPromQuerier(e.Endpoints.PrometheusURL)
+			if err != nil {
+				return err
+			}
+			defer q.close()
+			rec := &signalRecorder{s: s, q: q, query: ExpandQuery(query, e.Endpoints.Group, s.Zone),
+				threshold: band.Threshold, emptyZero: emptyZero, min: band.Min, max: band.Max, policy: cmp.Or(s.policy.Policy, PolicyStep)}
+			rctx, stopRec := context.WithCancel(ctx)
+			recDone := make(chan struct{})
+			go func() { defer close(recDone); rec.run(rctx, e.Profile.SampleInterval) }()
+			defer func() { stopRec(); <-recDone }()
+
+			lp := spikeProfile(e.Profile)
+			s.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, lp.TotalDuration()))
+			band.From = time.Now()
+			l := s.loadProfile(ctx, lp)
+			l.Wait()
+			if err := l.Err(); err != nil {
+				return err
+			}
+			peak := 0
+			for _, smp := range s.Samples() {
+				if smp.Err == "" {
+					peak = max(peak, smp.Count)
+				}
+			}
+			s.Check("scaled up under the spikes", peak >= 2, "peak count %d", peak)
+			waitBackTo1(ctx, e, s)
+			stopRec()
+			<-recDone
+
+			points := rec.snapshot()
+			ok := 0
+			for _, p := range points {
+				if p.OK {
+					ok++
+				}
+			}
+			if !s.Check("signal recorded", len(points) > 0 && ok*10 >= len(points)*9,
+				"%d of %d readings of %s answered", ok, len(points), rec.query) {
+				return nil
+			}
+			checked, bad := judgeFollow(band, points, s.Samples())
+			s.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", band.WindowUp, band.WindowDown),
+				checked > 0 && len(bad) == 0, "%d samples checked against threshold %g, %d outside the band%s",
+				checked, band.Threshold, len(bad), listFirst(bad, 5))
+			checkBounds(s, SpikeMax)
+			return nil
+		},
+	}
+}
+
+// spikeBand is the judgement's band for the zone's policy. For hpa it is
+// the zone's own settings as the console resolved them: threshold,
+// tolerances, min and max, and windows of one effective polling interval
+// (the polling interval rounded up to whole scheduler intervals) plus the
+// stabilization window of each direction. For step it is seed 002's
+// thresholds in the signal's units: an UP is due once the signal is over
+// 75 % of the zone's in-flight capacity (step's mean trigger is 50 %), within
+// one scheduler interval plus the up cooldown; a DOWN only once it is under
+// 30 % (step's "low"), one step per down cooldown and LowRounds rounds. The
+// step policy reads the load itself, which the signal shows late (a summary
+// over InflightMaxAge, then max_over_time over Window), so a step zone may
+// lead the signal by that lag.
+func spikeBand(e *Env, s *Scope) (b followBand, query string, emptyZero bool) {
+	p := e.Profile
+	h := HPAFor(p)
+	slack := 2 * p.SampleInterval
+	if v := s.policy; v.Policy == PolicyHPA && v.HPA != nil {
+		spec := v.HPA
+		poll := h.PollingInterval
+		if spec.PollingIntervalSeconds != nil {
+			poll = time.Duration(*spec.PollingIntervalSeconds * float64(time.Second))
+		}
+		pollEff := time.Duration(math.Ceil(float64(poll)/float64(p.SchedulerInterval))) * p.SchedulerInterval
+		b = followBand{Threshold: spec.Threshold, TolUp: 0.1, TolDown: 0.1, Min: 1, Max: v.EffectiveMaxReplicas}
+		if spec.MinReplicas != nil {
+			b.Min = *spec.MinReplicas
+		}
+		if b.Max == 0 {
+			b.Max = SpikeMax
+		}
+		up, down := 0.0, h.StabilizationDown.Seconds()
+		if bh := spec.Behavior; bh != nil {
+			if r := bh.ScaleUp; r != nil {
+				if r.StabilizationWindowSeconds != nil {
+					up = *r.StabilizationWindowSeconds
+				}
+				if r.Tolerance != nil {
+					b.TolUp = *r.Tolerance
+				}
+			}
+			if r := bh.ScaleDown; r != nil {
+				if r.StabilizationWindowSeconds != nil {
+					down = *r.StabilizationWindowSeconds
+				}
+				if r.Tolerance != nil {
+					b.TolDown = *r.Tolerance
+				}
+			}
+		}
+		b.WindowUp = pollEff + time.Duration(up*float64(time.Second)) + slack
+		b.WindowDown = pollEff + time.Duration(down*float64(time.Second)) + slack
+		return b, spec.Query, spec.ReadEmptyAsZero
+	}
+	const lowFraction, lowRounds = 0.3, 3 // seed 002: low under 30 %, 3 rounds in a row
+	b = followBand{Threshold: h.Threshold, TolUp: 0.1, Min: 1, Max: SpikeMax}
+	b.TolDown = 1 - lowFraction*float64(p.MaxInflight)/h.Threshold
+	b.WindowUp = p.SchedulerInterval + p.UpCooldown + slack
+	b.WindowDown = time.Duration(SpikeMax-1)*(p.DownCooldown+lowRounds*p.SchedulerInterval) + slack
+	b.Lead = h.InflightMaxAge + h.Window + h.ScrapeInterval
+	return b, h.Query, h.ReadEmptyAsZero
+}
+
+// followBand is what "replicas follow the signal" means for one zone: at
+// every sample the count lies within [lo, hi], where lo is the lowest count
+// a round could keep for any signal reading of the last WindowUp,
+// ceil(signal ÷ (threshold × (1 + TolUp))), and hi the highest it could keep
+// for any reading of the last WindowDown, max(ceil(signal ÷ threshold),
+// floor(signal ÷ (threshold × (1 − TolDown)))), both clamped to [Min, Max].
+// A policy that reads the load directly rather than the signal may run
+// ahead of it: readings up to Lead after the sample count too (0 for hpa).
+// Samples before From + WindowUp are not judged (no full window yet).
+type followBand struct {
+	Threshold            float64
+	TolUp, TolDown       float64
+	Min, Max             int
+	WindowUp, WindowDown time.Duration
+	Lead                 time.Duration
+	From                 time.Time
+}
+
+func (b followBand) lo(v float64) int {
+	return clampInt(int(math.Ceil(v/(b.Threshold*(1+b.TolUp)))), b.Min, b.Max)
+}
+
+func (b followBand) hi(v float64) int {
+	n := int(math.Ceil(v / b.Threshold))
+	if b.TolDown >= 1 {
+		return b.Max
+	}
+	n = max(n, int(math.Floor(v/(b.Threshold*(1-b.TolDown)))))
+	return clampInt(n, b.Min, b.Max)
+}
+
+// judgeFollow checks every count sample against the band; it returns how
+// many samples it checked and a line per sample outside.
+func judgeFollow(b followBand, signal []signalPoint, counts []observe.Sample) (int, []string) {
+	checked := 0
+	var bad []string
+	for _, c := range counts {
+		if c.Err != "" || c.At.Before(b.From.Add(b.WindowUp)) {
+			continue
+		}
+		lo, hi, nUp, nDown := b.Max, b.Min, 0, 0
+		var vmin, vmax float64
+		for _, p := range signal {
+			if !p.OK || p.At.After(c.At.Add(b.Lead)) {
+				continue
+			}
+			if !p.At.Before(c.At.Add(-b.WindowUp)) {
+				if nUp == 0 || p.Value < vmin {
+					vmin = p.Value
+				}
+				lo = min(lo, b.lo(p.Value))
+				nUp++
+			}
+			if !p.At.Before(c.At.Add(-b.WindowDown)) {
+				if nDown == 0 || p.Value > vmax {
+					vmax = p.Value
+				}
+				hi = max(hi, b.hi(p.Value))
+				nDown++
+			}
+		}
+		if nUp == 0 {
+			continue
+		}
+		checked++
+		if c.Count < lo || c.Count > hi {
+			bad = append(bad, fmt.Sprintf("t=%s count %d outside [%d, %d] (signal %.1f..%.1f)",
+				c.At.Sub(b.From).Round(100*time.Millisecond), c.Count, lo, hi, vmin, vmax))
+		}
+	}
+	return checked, bad
+}
+
+func listFirst(lines []string, n int) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	more := ""
+	if len(lines) > n {
+		more = fmt.Sprintf("; and %d more", len(lines)-n)
+		lines = lines[:n]
+	}
+	return ": " + strings.Join(lines, "; ") + more
+}
+
+// loadProfile starts a load with profile lp (tools/call work through the
+// edge against the scenario's zone), like Load does for constant VUs.
+func (s *Scope) loadProfile(ctx context.Context, lp load.Profile) *loadRun {
+	e := s.env
+	url := e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
+	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
+	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		_, err := load.Run(ctx, lp, exec, load.WithMetrics(l.m), load.WithStop(l.stopCh))
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+	}()
+	s.mu.Lock()
+	s.loads = append(s.loads, l)
+	s.mu.Unlock()
+	return l
+}
