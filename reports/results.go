@@ -187,6 +187,9 @@ type Verdict struct {
 	PeakCount int     `json:"peak_count,omitempty"`  // highest count sampled
 	P95ms     float64 `json:"p95_ms,omitempty"`      // latency p95 of the scenario's calls
 	Error     string  `json:"error,omitempty"`       // why the scenario could not finish
+	// Interrupted is true when the run was stopped (Ctrl-C, SIGTERM) while
+	// the scenario ran: its facts so far are kept, but it has no verdict.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Row is one line of the seed-002 table.

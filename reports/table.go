@@ -224,7 +224,10 @@ func writeMarkdownTable(w io.Writer, header []string, rows [][]string) error {
 func WriteVerdicts(w io.Writer, vs []Verdict) {
 	for _, v := range vs {
 		mark := "PASS"
-		if !v.Passed {
+		switch {
+		case v.Interrupted:
+			mark = "STOP"
+		case !v.Passed:
 			mark = "FAIL"
 		}
 		fmt.Fprintf(w, "%s  %-14s %5.0f s  ok %s, 429 %s, 5xx %s\n", mark, v.Scenario, v.DurationS,

@@ -166,6 +166,10 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
 	err := sc.Run(ctx, e, s)
 	v := s.finish(err)
+	if ctx.Err() != nil {
+		// Stopped from outside: no verdict, whatever the facts so far say.
+		v.Passed, v.Interrupted, v.Error = false, true, "interrupted: the run was stopped while this scenario ran"
+	}
 	e.write(reports.KindVerdict, v)
 	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error)
 	return v

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
@@ -114,7 +115,39 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	go func() { defer close(s.sampDone); s.sampler.Run(sctx) }()
 	_, err = s.sampler.WaitFor(ctx, "the first worker to be ready", 30*time.Second+e.Profile.BootDelay*2,
 		func(x observe.Sample) bool { return x.Count == 1 && x.Ready >= 1 })
-	return err
+	if err != nil {
+		return err
+	}
+	return s.waitServed(ctx, 30*time.Second)
+}
+
+// waitServed sends single `work {"ms": 0}` calls through the edge until one
+// is ok: the console can see a ready worker up to one discovery interval
+// before the edge routes to it, and a scenario's load must not start in that
+// window (the edge would answer 503). These probe calls are not counted in
+// the scenario's calls. Bounded by timeout; between tries it waits the
+// answer's Retry-After, at most 250 ms.
+func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
+	e := s.env
+	url := e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
+	call := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": 0}, nil)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last load.Result
+	for i := int64(0); ; i++ {
+		last = call(ctx, 0, i)
+		if last.Class == load.ClassOK {
+			return nil
+		}
+		t := time.NewTimer(min(max(last.RetryAfter, 50*time.Millisecond), 250*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("waited %s for a first ok call through the edge to %s/%s: last answer %s %d %s",
+				timeout, e.Endpoints.Group, s.Zone, last.Class, last.Status, last.Err)
+		case <-t.C:
+		}
+	}
 }
 
 // WaitFor waits on the zone's samples (see observe.Zone.WaitFor).

@@ -324,6 +324,7 @@ func TestInvalidValues(t *testing.T) {
 		{"interval over an hour", "/api/v1/config/autorebalance", `{"interval_seconds": 3600.5}`, controller.AuditAutoRebalance},
 		{"interval huge", "/api/v1/config/autorebalance", `{"interval_seconds": 1e300}`, controller.AuditAutoRebalance},
 		{"interval under a nanosecond", "/api/v1/config/autorebalance", `{"interval_seconds": 1e-12}`, controller.AuditAutoRebalance},
+		{"interval under the 0.1 s minimum (a pass would burn a core)", "/api/v1/config/autorebalance", `{"enabled": true, "interval_seconds": 0.0001}`, controller.AuditAutoRebalance},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, m := r.do(t, "root", "PUT", tc.path, tc.body)

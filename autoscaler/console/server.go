@@ -375,9 +375,9 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 		cfg.Enabled = *req.Enabled
 	}
 	if req.IntervalSeconds != nil {
-		secs, limit := *req.IntervalSeconds, controller.MaxInterval.Seconds()
-		if !(secs > 0 && secs <= limit) {
-			msg := fmt.Sprintf("interval_seconds: %g is outside (0, %g]", secs, limit)
+		secs, lo, hi := *req.IntervalSeconds, controller.MinInterval.Seconds(), controller.MaxInterval.Seconds()
+		if !(secs >= lo && secs <= hi) {
+			msg := fmt.Sprintf("interval_seconds: %g is outside [%g, %g]", secs, lo, hi)
 			if err := s.c.Refused(p.Name, "", "", controller.AuditAutoRebalance, controller.RefusedInvalid, msg); err != nil {
 				s.log.Error("refused request not audited", "err", err)
 			}

@@ -41,6 +41,10 @@ const (
 	MaxCountLimit = 1000
 	// MaxInterval caps the scheduler interval.
 	MaxInterval = time.Hour
+	// MinInterval is the shortest scheduler interval: below it a pass over
+	// every zone would run back to back and burn a core (time-scaled test
+	// profiles use 2 s; the seed's load test 20 s).
+	MinInterval = 100 * time.Millisecond
 	// DefaultConcurrency is how many zones a scheduler pass works on at once.
 	DefaultConcurrency = 16
 )

@@ -231,14 +231,14 @@ func (c *Controller) AutoRebalance() store.AutoRebalance {
 	return c.cfg
 }
 
-// SetAutoRebalance changes the scheduler configuration (0 < interval <=
-// MaxInterval, else a *ValidationError audited with error:invalid),
+// SetAutoRebalance changes the scheduler configuration (MinInterval <=
+// interval <= MaxInterval, else a *ValidationError audited with error:invalid),
 // persists and audits it (config.autorebalance) and wakes the scheduler:
 // the change takes effect without a restart.
 func (c *Controller) SetAutoRebalance(actor string, cfg store.AutoRebalance) (store.AutoRebalance, error) {
-	if cfg.Interval <= 0 || cfg.Interval > MaxInterval {
+	if cfg.Interval < MinInterval || cfg.Interval > MaxInterval {
 		err := &ValidationError{Field: "interval_seconds",
-			Reason: fmt.Sprintf("%g s is outside (0, %g]", cfg.Interval.Seconds(), MaxInterval.Seconds())}
+			Reason: fmt.Sprintf("%g s is outside [%g, %g]", cfg.Interval.Seconds(), MinInterval.Seconds(), MaxInterval.Seconds())}
 		return c.AutoRebalance(), c.invalid(actor, "", "", AuditAutoRebalance, err)
 	}
 	c.cfgMu.Lock()

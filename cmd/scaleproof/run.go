@@ -61,7 +61,7 @@ Scenarios (seed 002 "Load tests"):
                   or with --policy hpa; needs Prometheus)
 
 Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
-cooldowns 30/120 s, 45 s burst: the seed's own settings, about half an hour).
+cooldowns 30/120 s, 45 s burst: the seed's own settings, about 15 minutes on local).
 
 Results go to the artifacts folder ($ARTIFACTS when set, else
 ./_artifacts/<run-id>): results.jsonl (written as the run goes; a killed run
@@ -100,7 +100,14 @@ func newRunID() string {
 
 func findRefBin(explicit string) (string, error) {
 	if explicit != "" {
-		return filepath.Abs(explicit)
+		p, err := filepath.Abs(explicit)
+		if err == nil {
+			_, err = os.Stat(p)
+		}
+		if err != nil {
+			return "", fmt.Errorf("--ref-bin: %w", err)
+		}
+		return p, nil
 	}
 	if self, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(self), "scaleproof-ref")
