@@ -10,7 +10,7 @@
 // the file_sd JSON atomically (write, then rename), so Prometheus never
 // reads half a file.
 //
-// Must not import other packages of this module.
+// Imports only refstack/serve of this module.
 package promserver
 
 import (
@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +26,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
 // Binary is the name looked up on PATH.
@@ -201,33 +202,17 @@ func (s *Server) start(ctx context.Context, cfg Config) (*Server, error) {
 	return srv, nil
 }
 
-// waitReady polls /-/ready until 200, the process exits, or timeout.
+// waitReady waits for /-/ready to answer 200, the process to exit, or timeout.
 func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	var last error
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.url+"/-/ready", nil)
-		resp, err := hc.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
-		last = err
+	if err := serve.WaitOK(ctx, s.url+"/-/ready", timeout, s.done); err != nil {
 		select {
 		case <-s.done:
 			return fmt.Errorf("promserver: %w before it was ready: %v", errExited, s.exitErr)
-		case <-ctx.Done():
-			return fmt.Errorf("promserver: waited %s for %s/-/ready: last %v", timeout, s.url, last)
-		case <-t.C:
+		default:
 		}
+		return fmt.Errorf("promserver: %w", err)
 	}
+	return nil
 }
 
 // Stop sends SIGTERM and waits up to grace for a clean shutdown, then

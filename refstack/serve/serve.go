@@ -181,3 +181,38 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, health *Health, o
 	log.Info("drained, exiting")
 	return nil
 }
+
+// WaitOK polls url (every 100 ms, each try bounded by 2 s) until it answers
+// 200, the whole wait is past timeout, ctx ends, or exited is closed (the
+// process behind url died; nil never closes). The error names the URL and
+// the last answer.
+func WaitOK(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	var last error
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return fmt.Errorf("wait for %s: %w", url, err)
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		last = err
+		select {
+		case <-exited:
+			return fmt.Errorf("waited for %s to answer 200: the process exited (last %v)", url, last)
+		case <-ctx.Done():
+			return fmt.Errorf("waited %s for %s to answer 200: last %v", timeout, url, last)
+		case <-t.C:
+		}
+	}
+}

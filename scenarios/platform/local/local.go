@@ -297,30 +297,7 @@ func (l *Local) Down(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// waitReady polls url until it answers 200, each try bounded by 2 s and the
-// whole wait by timeout; the error names what it waited for.
+// waitReady waits until url answers 200 (see serve.WaitOK).
 func waitReady(ctx context.Context, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	hc := &http.Client{Timeout: 2 * time.Second}
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	var last error
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := hc.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("HTTP %d", resp.StatusCode)
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waited %s for %s to answer 200: last %v", timeout, url, last)
-		case <-t.C:
-		}
-	}
+	return serve.WaitOK(ctx, url, timeout, nil)
 }
