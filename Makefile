@@ -49,8 +49,8 @@ clean: ## remove binaries and artifacts
 
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium for the HTML report's browser test (needs root; no-op when present)
-	@command -v chromium >/dev/null 2>&1 || { apt-get update && apt-get install -y --no-install-recommends chromium; }
+	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 
 .PHONY: deps-prometheus
 deps-prometheus: ## install Debian's prometheus + promtool (hpa policy, spike scenario, alert rules; needs root; no-op when present)
-	command -v prometheus || (apt-get update && apt-get install -y --no-install-recommends prometheus)
+	command -v prometheus || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus)
