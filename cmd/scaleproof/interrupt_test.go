@@ -22,6 +22,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/scaleproof/scaleproof/internal/proctest"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
@@ -55,7 +56,7 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if builtRef != "" {
-			if pids := waitNoProcs(func() []int { return procsOf(builtRef, "") }, 10*time.Second); len(pids) > 0 {
+			if pids := proctest.WaitNone(func() []int { return proctest.Of(builtRef, "") }, 10*time.Second); len(pids) > 0 {
 				fmt.Fprintf(os.Stderr, "scaleproof-ref processes left after the tests: %v\n", pids)
 				code = max(code, 1)
 			}
@@ -233,7 +234,7 @@ func (h *harnessRun) records(kind, has string) int {
 // "worker"; "" for all).
 func (h *harnessRun) refProcs(server string) []int {
 	var out []int
-	for _, pid := range procsOf(builtRef, h.art) {
+	for _, pid := range proctest.Of(builtRef, h.art) {
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 		if err == nil && (server == "" || bytes.Contains(b, []byte("\x00"+server+"\x00"))) {
 			out = append(out, pid)
@@ -254,7 +255,7 @@ func (h *harnessRun) checkInterrupted(code int, sent time.Time) *reports.Results
 	}
 	if left := h.refProcs(""); len(left) > 0 {
 		t.Errorf("scaleproof-ref processes left when the harness exited: %v", left)
-		if still := waitNoProcs(func() []int { return h.refProcs("") }, 10*time.Second); len(still) > 0 {
+		if still := proctest.WaitNone(func() []int { return h.refProcs("") }, 10*time.Second); len(still) > 0 {
 			t.Errorf("... and still there 10 s later: %v", still)
 			for _, pid := range still {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -364,7 +365,7 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	if took := time.Since(sent); took > 3*time.Second {
 		t.Errorf("second Ctrl-C: exited after %s, want at once", took)
 	}
-	if left := waitNoProcs(func() []int { return h.refProcs("") }, 10*time.Second); len(left) > 0 {
+	if left := proctest.WaitNone(func() []int { return h.refProcs("") }, 10*time.Second); len(left) > 0 {
 		t.Errorf("scaleproof-ref processes outlived the harness: %v", left)
 	}
 	h.waitLine("exiting now", time.Second)

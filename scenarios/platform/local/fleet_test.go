@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/proctest"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )
@@ -30,7 +31,7 @@ func TestFleetRemovesVictimsFirst(t *testing.T) {
 		f.Close()
 		cancel()
 		<-done
-		if pids := waitNoProcs(func() []int { return procsOf("", dir) }, 10*time.Second); len(pids) > 0 {
+		if pids := proctest.WaitNone(func() []int { return proctest.Of("", dir) }, 10*time.Second); len(pids) > 0 {
 			t.Errorf("workers left after Close: %v", pids)
 		}
 	})

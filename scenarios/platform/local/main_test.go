@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/scaleproof/scaleproof/internal/proctest"
 )
 
 // refBin is scaleproof-ref, built once for the package by TestMain (empty in
@@ -44,7 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		if refBin != "" {
-			if pids := waitNoProcs(func() []int { return procsOf(refBin, "") }, 10*time.Second); len(pids) > 0 {
+			if pids := proctest.WaitNone(func() []int { return proctest.Of(refBin, "") }, 10*time.Second); len(pids) > 0 {
 				fmt.Fprintf(os.Stderr, "scaleproof-ref processes left after the tests: %v\n", pids)
 				if code == 0 {
 					code = 1

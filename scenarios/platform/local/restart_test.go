@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/proctest"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
@@ -261,7 +262,7 @@ func (h *notifyHandler) WithGroup(g string) slog.Handler {
 
 // consolePID finds the console process of this platform in /proc.
 func (r *rig) consolePID() (int, error) {
-	for _, pid := range procsOf(refBin, r.work) {
+	for _, pid := range proctest.Of(refBin, r.work) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err == nil && strings.Contains(string(b), "\x00console\x00") {
 			return pid, nil

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/internal/proctest"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
@@ -78,7 +79,7 @@ func upLocal(t *testing.T, mod func(*local.Config)) *rig {
 		}
 		r.hc.CloseIdleConnections()
 		logf.Close()
-		if pids := waitNoProcs(func() []int { return procsOf("", work) }, 10*time.Second); len(pids) > 0 {
+		if pids := proctest.WaitNone(func() []int { return proctest.Of("", work) }, 10*time.Second); len(pids) > 0 {
 			t.Errorf("processes of this platform left after Down: %v", pids)
 		}
 		if t.Failed() {

@@ -1,4 +1,7 @@
-package local_test
+// Package proctest finds processes through /proc, for tests that check a
+// harness or platform left no process behind (no orphans after Ctrl-C,
+// teardown, or a failed start). Linux only; test code only.
+package proctest
 
 import (
 	"bytes"
@@ -9,10 +12,10 @@ import (
 	"time"
 )
 
-// procsOf lists live (not zombie) processes, read from /proc, whose argv[0]
+// Of lists live (not zombie) processes, read from /proc, whose argv[0]
 // is bin (when bin is not empty) and whose stderr is a file under dir (when
 // dir is not empty: every reference process logs to WorkDir/logs).
-func procsOf(bin, dir string) []int {
+func Of(bin, dir string) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -52,9 +55,9 @@ func procsOf(bin, dir string) []int {
 	return out
 }
 
-// waitNoProcs polls list every 50 ms until it is empty or timeout passes,
+// WaitNone polls list every 50 ms until it is empty or timeout passes,
 // and returns what is left.
-func waitNoProcs(list func() []int, timeout time.Duration) []int {
+func WaitNone(list func() []int, timeout time.Duration) []int {
 	deadline := time.Now().Add(timeout)
 	for {
 		pids := list()
