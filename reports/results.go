@@ -359,30 +359,27 @@ func Parse(name string, r io.Reader) (*Results, error) {
 	return res, nil
 }
 
+// appendRecord decodes one record's data and appends it to list (also when
+// decoding fails, as before: the caller reports the error with the line).
+func appendRecord[T any](data json.RawMessage, list *[]T) error {
+	var v T
+	err := json.Unmarshal(data, &v)
+	*list = append(*list, v)
+	return err
+}
+
 func (res *Results) add(rec record) error {
 	switch rec.Kind {
 	case KindRun:
 		return json.Unmarshal(rec.Data, &res.Meta)
 	case KindScenario:
-		var s ScenarioStart
-		err := json.Unmarshal(rec.Data, &s)
-		res.Scenarios = append(res.Scenarios, s)
-		return err
+		return appendRecord(rec.Data, &res.Scenarios)
 	case KindSampleRaw:
-		var s ZoneSample
-		err := json.Unmarshal(rec.Data, &s)
-		res.Samples = append(res.Samples, s)
-		return err
+		return appendRecord(rec.Data, &res.Samples)
 	case KindSecond:
-		var s Second
-		err := json.Unmarshal(rec.Data, &s)
-		res.Seconds = append(res.Seconds, s)
-		return err
+		return appendRecord(rec.Data, &res.Seconds)
 	case KindEvent:
-		var e ScaleEvent
-		err := json.Unmarshal(rec.Data, &e)
-		res.Events = append(res.Events, e)
-		return err
+		return appendRecord(rec.Data, &res.Events)
 	case KindReadyz:
 		var f ReadyzFailure
 		if err := json.Unmarshal(rec.Data, &f); err != nil {
@@ -391,10 +388,7 @@ func (res *Results) add(rec record) error {
 		res.Readyz = append(res.Readyz, rec.Data)
 		res.ReadyzFailures = append(res.ReadyzFailures, f)
 	case KindVerdict:
-		var v Verdict
-		err := json.Unmarshal(rec.Data, &v)
-		res.Verdicts = append(res.Verdicts, v)
-		return err
+		return appendRecord(rec.Data, &res.Verdicts)
 	case KindSummary:
 		var r Row
 		if err := json.Unmarshal(rec.Data, &r); err != nil {
