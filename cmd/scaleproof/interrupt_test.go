@@ -246,6 +246,21 @@ func (h *harnessRun) refProcs(server string) []int {
 // checkInterrupted checks what every interrupted run must leave: exit code
 // 130, no reference process left, a results file that reads back and is
 // marked incomplete.
+// freezeWorkerUnderLoad waits until max-1 has been under load for 3
+// samples, then freezes (SIGSTOP) its worker; the cleanup kills it.
+func (h *harnessRun) freezeWorkerUnderLoad(t *testing.T) {
+	t.Helper()
+	h.waitFor("3 samples of max-1 under load", 2*time.Minute, func() bool { return h.records(reports.KindSampleRaw, `"max-1"`) >= 3 })
+	workers := h.refProcs("worker")
+	if len(workers) == 0 {
+		t.Fatal("no worker process")
+	}
+	if err := syscall.Kill(workers[0], syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(workers[0], syscall.SIGKILL) })
+}
+
 func (h *harnessRun) checkInterrupted(code int, sent time.Time) *reports.Results {
 	t := h.t
 	t.Helper()
@@ -329,15 +344,7 @@ func TestInterruptTearsDown(t *testing.T) {
 func TestInterruptWithFrozenWorker(t *testing.T) {
 	t.Parallel()
 	h := startHarness(t, "--scenarios", "max-1")
-	h.waitFor("3 samples of max-1 under load", 2*time.Minute, func() bool { return h.records(reports.KindSampleRaw, `"max-1"`) >= 3 })
-	workers := h.refProcs("worker")
-	if len(workers) == 0 {
-		t.Fatal("no worker process")
-	}
-	if err := syscall.Kill(workers[0], syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(workers[0], syscall.SIGKILL) })
+	h.freezeWorkerUnderLoad(t)
 	sent := h.signal(syscall.SIGINT)
 	code := h.exit(90 * time.Second)
 	h.checkInterrupted(code, sent)
@@ -349,15 +356,7 @@ func TestInterruptWithFrozenWorker(t *testing.T) {
 func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	t.Parallel()
 	h := startHarness(t, "--scenarios", "max-1")
-	h.waitFor("3 samples of max-1 under load", 2*time.Minute, func() bool { return h.records(reports.KindSampleRaw, `"max-1"`) >= 3 })
-	workers := h.refProcs("worker")
-	if len(workers) == 0 {
-		t.Fatal("no worker process")
-	}
-	if err := syscall.Kill(workers[0], syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = syscall.Kill(workers[0], syscall.SIGKILL) })
+	h.freezeWorkerUnderLoad(t)
 	h.signal(syscall.SIGINT)
 	h.waitLine("tearing down", 30*time.Second)
 	sent := h.signal(syscall.SIGINT)
