@@ -22,14 +22,10 @@ type loadRun struct {
 	err      error
 }
 
-// startLoad starts e.Profile.VUs constant VUs for at most d against the
-// scope's zone. Calls are `tools/call work {"ms": WorkMS}`.
-func startLoad(ctx context.Context, e *Env, s *Scope, d time.Duration) *loadRun {
-	url := e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
-	p := load.ConstantVUs(e.Profile.VUs, d)
-	p.GracefulStop = e.Profile.GracefulStop
-	p.ThinkTime = e.Profile.ThinkTime
-	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
+// startLoad runs profile p against the scope's zone through the edge. Calls
+// are `tools/call work {"ms": WorkMS}`.
+func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile) *loadRun {
+	exec := load.MCPToolCall(e.HTTP, s.MCPURL(), "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
 	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(l.done)

@@ -121,6 +121,13 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	return s.waitServed(ctx, 30*time.Second)
 }
 
+// MCPURL is where the scenario's calls go: the edge's route to the zone,
+// {EdgeURL}/g/{group}/z/{zone}/mcp.
+func (s *Scope) MCPURL() string {
+	e := s.env
+	return e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
+}
+
 // waitServed sends single `work {"ms": 0}` calls through the edge until one
 // is ok: the console can see a ready worker up to one discovery interval
 // before the edge routes to it, and a scenario's load must not start in that
@@ -129,7 +136,7 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 // answer's Retry-After, at most 250 ms.
 func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
 	e := s.env
-	url := e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
+	url := s.MCPURL()
 	call := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": 0}, nil)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -155,10 +162,20 @@ func (s *Scope) WaitFor(ctx context.Context, what string, timeout time.Duration,
 	return s.sampler.WaitFor(ctx, what, timeout, cond)
 }
 
-// Load starts VUs of tools/call through the edge against the scenario's
-// zone, for at most d; Stop ends it earlier (with gracefulStop).
+// Load starts the profile's constant VUs of tools/call through the edge
+// against the scenario's zone, for at most d; Stop ends it earlier (with
+// gracefulStop).
 func (s *Scope) Load(ctx context.Context, d time.Duration) *loadRun {
-	l := startLoad(ctx, s.env, s, d)
+	p := load.ConstantVUs(s.env.Profile.VUs, d)
+	p.GracefulStop = s.env.Profile.GracefulStop
+	p.ThinkTime = s.env.Profile.ThinkTime
+	return s.loadProfile(ctx, p)
+}
+
+// loadProfile starts a load with profile lp against the scenario's zone and
+// counts it in the scenario's calls.
+func (s *Scope) loadProfile(ctx context.Context, lp load.Profile) *loadRun {
+	l := startLoad(ctx, s.env, s, lp)
 	s.mu.Lock()
 	s.loads = append(s.loads, l)
 	s.mu.Unlock()

@@ -267,23 +267,3 @@ func listFirst(lines []string, n int) string {
 	}
 	return ": " + strings.Join(lines, "; ") + more
 }
-
-// loadProfile starts a load with profile lp (tools/call work through the
-// edge against the scenario's zone), like Load does for constant VUs.
-func (s *Scope) loadProfile(ctx context.Context, lp load.Profile) *loadRun {
-	e := s.env
-	url := e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
-	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
-	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		_, err := load.Run(ctx, lp, exec, load.WithMetrics(l.m), load.WithStop(l.stopCh))
-		l.mu.Lock()
-		l.err = err
-		l.mu.Unlock()
-	}()
-	s.mu.Lock()
-	s.loads = append(s.loads, l)
-	s.mu.Unlock()
-	return l
-}
