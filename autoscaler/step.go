@@ -15,7 +15,8 @@ package autoscaler
 //     in-flight reaches MeanUpFraction, or the calls per second per worker
 //     reach TargetRPS. The new count is
 //     max(count+1, ceil(capacity × max(mean/MeanUpFraction, rate/TargetRPS)))
-//     and at most the max, where capacity counts ready and starting workers.
+//     and at most the max, where capacity counts ready and starting workers;
+//     with StepConfig.MaxUpStep > 0, at most count+MaxUpStep.
 //     At the max the zone holds and the decision says so (AtMaxUnderLoad).
 //   - DOWN by exactly one when every worker is ready and low for LowRounds
 //     rounds in a row, count-1 workers would stay under all three UP
@@ -84,6 +85,12 @@ type StepConfig struct {
 	// The controller uses the same grace to set WorkerSample.Starting.
 	// Default 120 s. Must be >= 0.
 	StartupGrace time.Duration
+	// MaxUpStep caps one UP at count+MaxUpStep workers; 0 (the default)
+	// leaves the proportional step uncapped. 1 is the one-at-a-time step
+	// of the round before Ramen 0.7.5 (its notes: one-at-a-time steps and
+	// a single 120 s cooldown took 309 s to reach 3 on GKE), kept to
+	// compare designs, e.g. in `scaleproof sim`. Must be >= 0.
+	MaxUpStep int
 }
 
 // DefaultStepConfig returns the seed-002 defaults: high over 80 %, up at a
@@ -134,6 +141,9 @@ func (c StepConfig) Validate() error {
 	}
 	if c.StartupGrace < 0 {
 		bad("StartupGrace", c.StartupGrace, ">= 0")
+	}
+	if c.MaxUpStep < 0 {
+		bad("MaxUpStep", c.MaxUpStep, ">= 0")
 	}
 	return errors.Join(errs...)
 }
@@ -186,6 +196,9 @@ func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decisio
 			return hold(fmt.Sprintf("up cooldown: %s left; %s", left, why))
 		}
 		to := z.upTarget(th, st.Count, st.Max)
+		if cfg.MaxUpStep > 0 {
+			to = min(to, st.Count+cfg.MaxUpStep)
+		}
 		d.Action, d.To = ActionUp, to
 		next.Count, next.LastChange, next.LowStreak = to, now, 0
 		d.Reason = why
