@@ -1,0 +1,322 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+)
+
+// Actor of the scenarios' forced changes in the audit log, as the harness's
+// group admin key would be.
+const actorAdmin = "sim-group-admin"
+
+// scope is one scenario's run in virtual time: its zone, its samples, its
+// loads and its facts, as scenarios.Scope is on a platform.
+type scope struct {
+	sim   *Sim
+	co    *coro
+	name  string
+	zname string
+	z     *zone
+	start time.Duration
+
+	sampling bool
+	samples  []reports.Sample
+	waiters  []*waiter
+	loads    []*loadRun
+	facts    []reports.Fact
+	verdict  reports.Verdict
+}
+
+type waiter struct {
+	cond     func(reports.Sample) bool
+	done     bool
+	got      reports.Sample
+	timedOut bool
+	wake     func()
+}
+
+func (s *scope) profile() scenarios.Profile { return s.sim.cfg.Profile }
+
+// since is seconds from the scenario's start to virtual offset t, 0.1 s resolution.
+func (s *scope) since(t time.Duration) float64 { return round1((t - s.start).Seconds()) }
+
+func (s *scope) sinceAt(t time.Time) float64 { return s.since(t.Sub(Epoch)) }
+
+func (s *scope) check(name string, ok bool, format string, args ...any) bool {
+	s.facts = append(s.facts, reports.Fact{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)})
+	return ok
+}
+
+// block waits until wake is called (once; later calls do nothing).
+func (s *scope) block(register func(wake func())) {
+	woken := false
+	register(func() {
+		if !woken {
+			woken = true
+			s.sim.l.after(0, s.co.step)
+		}
+	})
+	s.co.block()
+}
+
+// pause holds the script for d of virtual time.
+func (s *scope) pause(d time.Duration) {
+	s.block(func(wake func()) { s.sim.l.after(d, wake) })
+}
+
+// waitFor waits until a sample taken from now on satisfies cond, at most
+// timeout; the error names what was awaited and the last sample.
+func (s *scope) waitFor(what string, timeout time.Duration, cond func(reports.Sample) bool) (reports.Sample, error) {
+	w := &waiter{cond: cond}
+	s.block(func(wake func()) {
+		w.wake = wake
+		s.waiters = append(s.waiters, w)
+		s.sim.l.after(timeout, func() {
+			if !w.done {
+				w.done, w.timedOut = true, true
+				wake()
+			}
+		})
+	})
+	if w.timedOut {
+		last := s.last()
+		return last, fmt.Errorf("waited %s for %s in %s/%s: last sample count=%d max=%d ready=%d",
+			timeout, what, s.sim.cfg.Group, s.zname, last.Count, last.Max, last.Ready)
+	}
+	return w.got, nil
+}
+
+func (s *scope) last() reports.Sample {
+	if len(s.samples) == 0 {
+		return reports.Sample{}
+	}
+	return s.samples[len(s.samples)-1]
+}
+
+// sampleLoop takes a zone sample now and every SampleInterval while the
+// scenario runs, as the harness's sampler reads the console.
+func (s *scope) sampleLoop() {
+	if !s.sampling {
+		return
+	}
+	s.takeSample()
+	s.sim.l.after(s.profile().SampleInterval, s.sampleLoop)
+}
+
+func (s *scope) takeSample() reports.Sample {
+	v, err := s.sim.c.ZoneLive(s.sim.ctx, s.sim.cfg.Group, s.zname)
+	smp := reports.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
+	if err != nil {
+		smp.Err = err.Error()
+	}
+	if d := v.LastDecision; d != nil && d.Action != "" {
+		smp.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+	}
+	s.samples = append(s.samples, smp)
+	s.sim.write(reports.KindSampleRaw, reports.ZoneSample{Scenario: s.name, T: s.sinceAt(smp.At), Sample: smp})
+	for _, w := range s.waiters {
+		if !w.done && smp.Err == "" && w.cond(smp) {
+			w.done, w.got = true, smp
+			w.wake()
+		}
+	}
+	s.waiters = slices.DeleteFunc(s.waiters, func(w *waiter) bool { return w.done })
+	return smp
+}
+
+// createZone creates the scenario's zone with count 1 and max, gives it the
+// run's policy, starts sampling, and waits for a first ready worker and a
+// first call the edge routes (the harness's CreateZone and waitServed).
+func (s *scope) createZone(maxCount int) error {
+	sim := s.sim
+	s.z = sim.newZone(s.zname)
+	one := 1
+	if _, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, s.zname, controller.Change{Count: &one, MaxCount: &maxCount}); err != nil {
+		return fmt.Errorf("create zone %s with count 1, max %d: %w", s.zname, maxCount, err)
+	}
+	if sim.cfg.Policy == scenarios.PolicyHPA {
+		if err := s.applyHPA(maxCount); err != nil {
+			return err
+		}
+	}
+	s.sampling = true
+	s.sim.l.after(0, s.sampleLoop)
+	p := s.profile()
+	if _, err := s.waitFor("the first worker to be ready", 30*time.Second+2*p.BootDelay+2*sim.cfg.Model.NodeDelay,
+		func(x reports.Sample) bool { return x.Count == 1 && x.Ready >= 1 }); err != nil {
+		return err
+	}
+	// waitServed: a probe call every 250 ms until the edge routes one.
+	for range 120 {
+		if s.z.routable() {
+			return nil
+		}
+		s.pause(250 * time.Millisecond)
+	}
+	return fmt.Errorf("waited 30s for a first ok call through the edge to %s", s.zname)
+}
+
+// applyHPA sets the zone's hpa policy to the harness's settings (through
+// the console API's shape) and starts recording its signal.
+func (s *scope) applyHPA(maxCount int) error {
+	sim := s.sim
+	spec := sim.cfg.HPA.Spec(maxCount)
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return err
+	}
+	var hs controller.HPASpec
+	if err := json.Unmarshal(b, &hs); err != nil {
+		return err
+	}
+	if _, err := sim.c.SetPolicy(actorAdmin, sim.cfg.Group, s.zname, controller.PolicySpec{Policy: controller.PolicyHPA, HPA: &hs}); err != nil {
+		return fmt.Errorf("set zone %s policy hpa: %w", s.zname, err)
+	}
+	s.z.signal = newSignal(sim.cfg.HPA.InflightMaxAge, sim.cfg.HPA.Window)
+	var scrape func()
+	scrape = func() {
+		if !s.sampling {
+			return
+		}
+		s.z.signal.scrape(sim.l.since())
+		sim.l.after(sim.cfg.HPA.ScrapeInterval, scrape)
+	}
+	sim.l.after(0, scrape)
+	return nil
+}
+
+// load starts the profile's constant VUs for at most d.
+func (s *scope) load(d time.Duration) *loadRun {
+	p := load.ConstantVUs(s.profile().VUs, d)
+	p.GracefulStop, p.ThinkTime = s.profile().GracefulStop, s.profile().ThinkTime
+	return s.startLoad(p)
+}
+
+// wait blocks until the load has ended.
+func (r *loadRun) wait() {
+	if r.ended {
+		return
+	}
+	r.s.block(func(wake func()) { r.onEnd(wake) })
+}
+
+// runOne runs one scenario on a fresh zone and writes its records.
+func (s *Sim) runOne(sc scenarios.Scenario) (reports.Verdict, Outcome) {
+	sp := &scope{sim: s, name: sc.Name, zname: sc.Name + "-sim", start: s.l.since()}
+	sp.co = s.main
+	sp.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
+	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: sp.zname, Started: s.l.Now()})
+	err := scripts[sc.Name](sp)
+	v := sp.finish(err)
+	s.write(reports.KindVerdict, v)
+	o := Outcome{Scenario: sc.Name, StartS: round1(sp.start.Seconds()), UpToMaxS: v.UpToMaxS, ReadyMaxS: v.ReadyMaxS,
+		BackTo1S: v.BackTo1S, PeakCount: v.PeakCount, Calls: v.Calls, Passed: v.Passed}
+	for i := 1; i < len(sp.samples); i++ {
+		o.ReplicaS += float64(sp.samples[i-1].Count) * sp.samples[i].At.Sub(sp.samples[i-1].At).Seconds()
+	}
+	o.ReplicaS = round1(o.ReplicaS)
+	return v, o
+}
+
+// finish stops sampling and loads, adds the run-wide facts, writes the
+// per-second records and scale events, and returns the verdict.
+func (s *scope) finish(runErr error) reports.Verdict {
+	for _, l := range s.loads {
+		l.stop()
+		l.wait()
+	}
+	s.sampling = false
+	end := s.sim.l.since()
+	v := s.verdict
+	v.DurationS = s.since(end)
+	for _, l := range s.loads {
+		v.Calls.Add(l.calls)
+		v.P95ms = math.Max(v.P95ms, quantile(l.lat, 0.95))
+		for _, sec := range l.secondRecords(s.samples) {
+			s.sim.write(reports.KindSecond, sec)
+		}
+	}
+	for _, smp := range s.samples {
+		if smp.Err == "" && smp.Count > v.PeakCount {
+			v.PeakCount = smp.Count
+		}
+	}
+	for _, ev := range s.scaleEvents() {
+		s.sim.write(reports.KindEvent, ev)
+	}
+	if len(s.loads) > 0 {
+		s.check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
+	}
+	v.Facts = slices.Clone(s.facts)
+	v.Passed = runErr == nil && len(v.Facts) > 0
+	for _, f := range v.Facts {
+		if !f.Passed {
+			v.Passed = false
+		}
+	}
+	if runErr != nil {
+		v.Error = runErr.Error()
+	}
+	return v
+}
+
+// scaleEvents derives the scale events from consecutive samples as the
+// harness does: the decision is the first sample with the new count, ready
+// the first sample whose ready count reached it, served the first second
+// after ready with an ok call.
+func (s *scope) scaleEvents() []reports.ScaleEvent {
+	var okSeconds []float64
+	for _, l := range s.loads {
+		first := int(math.Floor((l.t0 - s.start).Seconds()))
+		for i := max(first, 0); i < len(l.seconds); i++ {
+			if l.seconds[i].calls.OK > 0 {
+				okSeconds = append(okSeconds, float64(i))
+			}
+		}
+	}
+	slices.Sort(okSeconds)
+	var out []reports.ScaleEvent
+	prev := -1
+	for i, smp := range s.samples {
+		if smp.Err != "" {
+			continue
+		}
+		if prev >= 0 && smp.Count != prev {
+			ev := reports.ScaleEvent{Scenario: s.name, From: prev, To: smp.Count, DecisionS: s.sinceAt(smp.At), ReadyS: -1, ServedS: -1, Reason: smp.Decision}
+			for _, later := range s.samples[i:] {
+				if later.Err == "" && later.Count == smp.Count && later.Ready == smp.Count {
+					ev.ReadyS = s.sinceAt(later.At)
+					break
+				}
+				if later.Count != smp.Count {
+					break
+				}
+			}
+			if ev.ReadyS >= 0 {
+				for _, t := range okSeconds {
+					if t+1 >= ev.ReadyS {
+						ev.ServedS = t + 1
+						break
+					}
+				}
+			}
+			out = append(out, ev)
+		}
+		prev = smp.Count
+	}
+	return out
+}
+
+// audit reads the zone's audit entries from the state store.
+func (s *scope) audit() ([]store.AuditEntry, error) {
+	return s.sim.st.Audit(store.AuditQuery{Group: s.sim.cfg.Group, Zone: s.zname, Limit: 1000})
+}

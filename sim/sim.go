@@ -1,0 +1,408 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+)
+
+// Config is one simulated run.
+type Config struct {
+	// Profile is the harness's profile: the scheduler interval, the load's
+	// VUs, phase lengths and timeouts (scenarios.Published, Quick).
+	Profile scenarios.Profile
+	// Policy is the policy every zone is created with: scenarios.PolicyStep
+	// or scenarios.PolicyHPA.
+	Policy string
+	// Step is the step policy's configuration (NewConfig takes the
+	// profile's cooldowns, grace and target rate, as the local platform
+	// starts its console).
+	Step autoscaler.StepConfig
+	// HPA is the hpa zones' settings and the signal's timings.
+	HPA scenarios.HPASettings
+	// Model is the simulated platform.
+	Model Model
+	// Seed seeds every draw: the same Config gives the same results.
+	Seed uint64
+	// Scenarios names the scenarios to run; empty: the five (and spike
+	// with the hpa policy).
+	Scenarios []string
+	// Group is the group of every zone; Platform the table's Platform.
+	Group, Platform string
+	// Concurrency is the controller's pass concurrency (0: its default).
+	Concurrency int
+}
+
+// NewConfig is the simulated counterpart of `scaleproof run --profile p` on
+// the local platform: the step policy with the profile's settings and
+// LocalModel, seed 1.
+func NewConfig(p scenarios.Profile) Config {
+	step := autoscaler.DefaultStepConfig()
+	step.UpCooldown, step.DownCooldown, step.StartupGrace, step.TargetRPS = p.UpCooldown, p.DownCooldown, p.StartupGrace, p.TargetRPS
+	return Config{Profile: p, Policy: scenarios.PolicyStep, Step: step, HPA: scenarios.HPAFor(p),
+		Model: LocalModel(p), Seed: 1, Group: "sim", Platform: "sim"}
+}
+
+// LocalModel models the local platform: a worker process per replica,
+// ready in discovery after the profile's boot delay plus its start and a
+// readiness probe (500 ms), routed by the edge within its 500 ms discovery
+// refresh; a call holds a worker for the profile's call length plus a
+// little overhead. Calibrate refines Service and ReadyDelay from a real run.
+func LocalModel(p scenarios.Profile) Model {
+	return Model{
+		Limit:      p.MaxInflight,
+		Service:    Dist{Base: time.Duration(p.WorkMS) * time.Millisecond, Jitter: 3 * time.Millisecond},
+		RTT:        time.Millisecond,
+		ReadyDelay: Dist{Base: p.BootDelay + 200*time.Millisecond, Jitter: 250 * time.Millisecond},
+		EdgeLag:    500 * time.Millisecond,
+		RetryAfter: time.Second,
+		RetryCap:   time.Second,
+	}
+}
+
+// CloudModel models a managed Kubernetes cluster as the seed's clouds run
+// it: each worker needs a node of its own that the cluster autoscaler adds
+// (about 90 s, GKE's usual), then the pod starts and passes its readiness
+// probe (about 20 s: image, boot, probe period); an idle node goes after
+// 10 min (the cluster autoscaler's scale-down-unneeded-time); calls cross
+// a real network (20 ms). These are assumptions, not measurements.
+func CloudModel(p scenarios.Profile) Model {
+	m := LocalModel(p)
+	m.RTT = 20 * time.Millisecond
+	m.ReadyDelay = Dist{Base: 15 * time.Second, Jitter: 5 * time.Second}
+	m.EdgeLag = 5 * time.Second
+	m.PodsPerNode, m.NodeDelay, m.NodeIdle = 1, 90*time.Second, 10*time.Minute
+	return m
+}
+
+// Record is one record of the results file, in order.
+type Record struct {
+	Kind string
+	Data any
+}
+
+// Outcome is what a sweep or a calibration reads of one scenario: its
+// times in seconds from its start (-1: never), its calls, and its cost in
+// replica-seconds (the count integrated over the scenario's samples).
+type Outcome struct {
+	Scenario  string        `json:"scenario"`
+	StartS    float64       `json:"start_s"` // from the run's start
+	UpToMaxS  float64       `json:"up_to_max_s"`
+	ReadyMaxS float64       `json:"ready_max_s"`
+	BackTo1S  float64       `json:"back_to_1_s"`
+	PeakCount int           `json:"peak_count"`
+	Calls     reports.Calls `json:"calls"`
+	ReplicaS  float64       `json:"replica_s"`
+	Passed    bool          `json:"passed"`
+}
+
+// Stats are the run's costs.
+type Stats struct {
+	Events   uint64        `json:"events"`
+	Passes   int           `json:"passes"`
+	VirtualS float64       `json:"virtual_s"`
+	Wall     time.Duration `json:"wall"`
+}
+
+// Report is a simulated run.
+type Report struct {
+	Meta     reports.RunMeta
+	Records  []Record // the results file's records, run first, end last
+	Verdicts []reports.Verdict
+	Row      reports.Row
+	Outcomes []Outcome
+	Stats    Stats
+}
+
+// Outcome returns the named scenario's outcome (ok false when it did not run).
+func (r *Report) Outcome(name string) (Outcome, bool) {
+	for _, o := range r.Outcomes {
+		if o.Scenario == name {
+			return o, true
+		}
+	}
+	return Outcome{}, false
+}
+
+// Sim is one simulated run in progress.
+type Sim struct {
+	cfg     Config
+	l       loop
+	pf      *platform
+	c       *controller.Controller
+	st      *store.Store
+	ctx     context.Context
+	records []Record
+	nzones  int
+	passes  int
+	main    *coro // the scenarios' script
+}
+
+func (s *Sim) write(kind string, v any) { s.records = append(s.records, Record{kind, v}) }
+
+// Validate reports a config no run can use.
+func (c Config) Validate() error {
+	var errs []error
+	if err := c.Profile.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Policy != scenarios.PolicyStep && c.Policy != scenarios.PolicyHPA {
+		errs = append(errs, fmt.Errorf("sim: policy %q: want step or hpa", c.Policy))
+	}
+	if err := c.Step.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Model.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Profile.SchedulerInterval < controller.MinInterval || c.Profile.SchedulerInterval > controller.MaxInterval {
+		errs = append(errs, fmt.Errorf("sim: scheduler interval %s outside [%s, %s]", c.Profile.SchedulerInterval,
+			controller.MinInterval, controller.MaxInterval))
+	}
+	if _, err := c.list(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// list resolves the scenario names.
+func (c Config) list() ([]scenarios.Scenario, error) {
+	l, err := scenarios.Select(c.Scenarios)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	if len(c.Scenarios) == 0 && c.Policy == scenarios.PolicyHPA {
+		l = append(l, scenarios.Spike())
+	}
+	for _, sc := range l {
+		if scripts[sc.Name] == nil {
+			return nil, fmt.Errorf("sim: scenario %q has no simulated counterpart", sc.Name)
+		}
+	}
+	return l, nil
+}
+
+// Settings are the run's settings for the results file: the profile's,
+// the step policy's, the model's and the seed.
+func (c Config) Settings() map[string]string {
+	s := c.Profile.Settings()
+	for k, v := range c.Model.Settings() {
+		s[k] = v
+	}
+	s["policy"] = c.Policy
+	s["seed"] = strconv.FormatUint(c.Seed, 10)
+	s["up_cooldown"], s["down_cooldown"] = c.Step.UpCooldown.String(), c.Step.DownCooldown.String()
+	s["startup_grace"], s["target_rps"] = c.Step.StartupGrace.String(), strconv.FormatFloat(c.Step.TargetRPS, 'g', -1, 64)
+	if c.Step.MaxUpStep > 0 {
+		s["max_up_step"] = strconv.Itoa(c.Step.MaxUpStep)
+	}
+	return s
+}
+
+// Run simulates cfg's scenarios in turn, as `scaleproof run` runs them, and
+// returns the results. The scheduler passes every SchedulerInterval from the
+// run's start. It uses a temporary state store (removed at the end) and
+// stops early, with an error, when ctx ends.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	list, _ := cfg.list()
+	wall := time.Now()
+	dir, err := os.MkdirTemp("", "scaleproof-sim-")
+	if err != nil {
+		return nil, fmt.Errorf("sim: state dir: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.Open(filepath.Join(dir, "state.db"), store.Options{NoSync: true})
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	defer st.Close()
+	s := &Sim{cfg: cfg, st: st, ctx: ctx, pf: &platform{zones: map[string]*zone{}, byName: map[string]*zone{}}}
+	s.c, err = controller.New(controller.Options{
+		Store: st, Target: s.pf, Discovery: s.pf, Scraper: s.pf,
+		Policy: controller.StepPolicy(cfg.Step), StartupGrace: cfg.Step.StartupGrace,
+		Clock: &s.l, Logger: slog.New(slog.DiscardHandler), Metrics: metrics{s}, Concurrency: cfg.Concurrency,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	rep := &Report{Meta: reports.RunMeta{Schema: reports.Schema, RunID: fmt.Sprintf("sim-seed%d", cfg.Seed), Platform: cfg.Platform,
+		Profile: cfg.Profile.Name, Policy: cfg.Policy, Settings: cfg.Settings(), Started: Epoch}}
+	s.write(reports.KindRun, rep.Meta)
+
+	var tick func()
+	tick = func() {
+		s.c.Pass(ctx)
+		s.passes++
+		s.l.after(cfg.Profile.SchedulerInterval, tick)
+	}
+	s.l.after(cfg.Profile.SchedulerInterval, tick)
+
+	var main *coro
+	main = s.spawn(func() {
+		for _, sc := range list {
+			if ctx.Err() != nil {
+				return
+			}
+			v, o := s.runOne(sc)
+			rep.Verdicts = append(rep.Verdicts, v)
+			rep.Outcomes = append(rep.Outcomes, o)
+		}
+	})
+	s.main = main
+	s.l.after(0, main.step)
+	// Bounded: every scenario has timeouts; the limit is a backstop.
+	limit := time.Duration(len(list)+1) * (cfg.Profile.UpTimeout + cfg.Profile.DownTimeout + 30*time.Minute)
+	finished := s.l.run(limit, func() bool { return main.done || ctx.Err() != nil })
+	code, reason := 0, ""
+	switch {
+	case main.err != nil:
+		return nil, main.err
+	case ctx.Err() != nil:
+		main.abandon()
+		code, reason = 130, "interrupted"
+	case !finished || !main.done:
+		main.abandon()
+		return nil, fmt.Errorf("sim: virtual time passed %s with scenarios still running", limit)
+	}
+	rep.Row = reports.SummaryRow(cfg.Platform, rep.Verdicts)
+	if code == 0 && (!rep.Row.Passed || len(rep.Verdicts) < len(list)) {
+		code, reason = 1, "a scenario failed"
+	}
+	s.write(reports.KindSummary, rep.Row)
+	if code != 130 {
+		s.write(reports.KindEnd, reports.End{Ended: s.l.Now(), ExitCode: code, Reason: reason})
+	}
+	rep.Records = s.records
+	rep.Stats = Stats{Events: s.l.events, Passes: s.passes, VirtualS: s.l.since().Seconds(), Wall: time.Since(wall)}
+	if ctx.Err() != nil {
+		return rep, fmt.Errorf("sim: stopped at %s of virtual time: %w", s.l.since(), context.Cause(ctx))
+	}
+	return rep, nil
+}
+
+// newZone makes a zone's model with its own random stream.
+func (s *Sim) newZone(name string) *zone {
+	s.nzones++
+	z := &zone{group: s.cfg.Group, name: name, m: s.cfg.Model, l: &s.l, byID: map[string]*worker{},
+		rng: rand.New(rand.NewPCG(s.cfg.Seed, uint64(s.nzones)))}
+	s.pf.add(z)
+	return z
+}
+
+// WriteResults writes the report as a results file (schema
+// scaleproof.results/v1), readable by reports.Read.
+func (r *Report) WriteResults(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for _, rec := range r.Records {
+		data, err := json.Marshal(rec.Data)
+		if err != nil {
+			return fmt.Errorf("sim: encode %s: %w", rec.Kind, err)
+		}
+		if err := enc.Encode(struct {
+			Kind string          `json:"kind"`
+			Data json.RawMessage `json:"data"`
+		}{rec.Kind, data}); err != nil {
+			return fmt.Errorf("sim: write results: %w", err)
+		}
+	}
+	return nil
+}
+
+// WriteResultsFile writes the results file at path.
+func (r *Report) WriteResultsFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	if err := r.WriteResults(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// coro is a scenario script run as a coroutine of the event loop: exactly
+// one of the two runs at a time, so the script reads and changes the
+// simulation as if it were an event.
+type coro struct {
+	resume, yield chan struct{}
+	done          bool
+	err           error
+	dead          chan struct{}
+}
+
+func (s *Sim) spawn(fn func()) *coro {
+	co := &coro{resume: make(chan struct{}), yield: make(chan struct{}), dead: make(chan struct{})}
+	go func() {
+		defer func() {
+			if p := recover(); p != nil && p != errAbandoned {
+				co.err = fmt.Errorf("sim: scenario script panicked: %v", p)
+			}
+			co.done = true
+			close(co.dead)
+		}()
+		if _, ok := <-co.resume; !ok {
+			return
+		}
+		fn()
+	}()
+	return co
+}
+
+var errAbandoned = errors.New("abandoned")
+
+// step runs the script until it blocks or ends (loop side).
+func (co *coro) step() {
+	if co.done {
+		return
+	}
+	co.resume <- struct{}{}
+	select {
+	case <-co.yield:
+	case <-co.dead:
+	}
+}
+
+// block hands control back to the loop until step is called (script side).
+func (co *coro) block() {
+	co.yield <- struct{}{}
+	if _, ok := <-co.resume; !ok {
+		panic(errAbandoned)
+	}
+}
+
+// abandon ends a blocked script's goroutine.
+func (co *coro) abandon() {
+	if !co.done {
+		close(co.resume)
+		<-co.dead
+	}
+}
+
+// sortedKeys is for deterministic iteration.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
