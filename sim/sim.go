@@ -46,6 +46,11 @@ type Config struct {
 	Group, Platform string
 	// Concurrency is the controller's pass concurrency (0: its default).
 	Concurrency int
+	// SchedulerPhase is when the first scheduler pass runs, from the run's
+	// start; later passes follow every SchedulerInterval. 0: one interval
+	// after the start, as a scheduler enabled at the start ticks.
+	// Calibration fits it to a real run.
+	SchedulerPhase time.Duration
 }
 
 // NewConfig is the simulated counterpart of `scaleproof run --profile p` on
@@ -174,6 +179,9 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("sim: scheduler interval %s outside [%s, %s]", c.Profile.SchedulerInterval,
 			controller.MinInterval, controller.MaxInterval))
 	}
+	if c.SchedulerPhase < 0 {
+		errs = append(errs, fmt.Errorf("sim: scheduler phase %s < 0", c.SchedulerPhase))
+	}
 	if _, err := c.list(); err != nil {
 		errs = append(errs, err)
 	}
@@ -208,6 +216,9 @@ func (c Config) Settings() map[string]string {
 	s["seed"] = strconv.FormatUint(c.Seed, 10)
 	s["up_cooldown"], s["down_cooldown"] = c.Step.UpCooldown.String(), c.Step.DownCooldown.String()
 	s["startup_grace"], s["target_rps"] = c.Step.StartupGrace.String(), strconv.FormatFloat(c.Step.TargetRPS, 'g', -1, 64)
+	if c.SchedulerPhase > 0 {
+		s["scheduler_phase"] = c.SchedulerPhase.String()
+	}
 	if c.Step.MaxUpStep > 0 {
 		s["max_up_step"] = strconv.Itoa(c.Step.MaxUpStep)
 	}
@@ -253,7 +264,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		s.passes++
 		s.l.after(cfg.Profile.SchedulerInterval, tick)
 	}
-	s.l.after(cfg.Profile.SchedulerInterval, tick)
+	first := cfg.Profile.SchedulerInterval
+	if cfg.SchedulerPhase > 0 {
+		first = cfg.SchedulerPhase
+	}
+	s.l.after(first, tick)
 
 	var main *coro
 	main = s.spawn(func() {
