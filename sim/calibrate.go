@@ -163,7 +163,7 @@ func Calibrate(ctx context.Context, res *reports.Results, base Config) (*Calibra
 	// real ones.
 	bestErr := math.Inf(1)
 	bestPhase := time.Duration(0)
-	step := max(base.Profile.SchedulerInterval/20, 100*time.Millisecond)
+	step := max(base.Profile.SchedulerInterval/10, 100*time.Millisecond)
 	for ph := step; ph <= base.Profile.SchedulerInterval; ph += step {
 		c := base
 		c.SchedulerPhase = ph

@@ -19,6 +19,7 @@ func TestCalibrate(t *testing.T) {
 	truth.Model.Service = Dist{Base: 250 * time.Millisecond, Jitter: 3 * time.Millisecond}
 	truth.Model.ReadyDelay = Dist{Base: 8 * time.Second, Jitter: 250 * time.Millisecond}
 	truth.Seed = 7
+	truth.Scenarios = []string{"max-1", "sustained"} // a saturated worker, scale-ups: what the fit reads
 	real := mustRun(t, truth)
 	res, err := reports.Parse("truth.jsonl", bytes.NewReader(results(t, real)))
 	if err != nil {
