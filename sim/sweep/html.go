@@ -165,6 +165,10 @@ func heatmapSVG(title string, ax Axis, ay *Axis, g grid, labels plotter.XYLabels
 	for i := range l.TextStyle {
 		l.TextStyle[i].Font = sans(9)
 		l.TextStyle[i].XAlign, l.TextStyle[i].YAlign = draw.XCenter, draw.YCenter
+		xy := labels.XYs[i]
+		if z := g.Z(int(xy.X), int(xy.Y)); !math.IsNaN(z) && z > lo+0.6*(hi-lo) {
+			l.TextStyle[i].Color = color.White // readable on the dark end of the palette
+		}
 	}
 	p.Add(l)
 	w := vg.Length(math.Max(3.2, 0.9*float64(g.nx)+1.2)) * vg.Inch
