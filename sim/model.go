@@ -125,7 +125,8 @@ type worker struct {
 	readyAt  time.Duration // ready in discovery
 	routeAt  time.Duration // the edge routes to it
 	inflight int
-	calls    uint64 // admitted calls finished (the worker's calls_total)
+	calls    uint64  // admitted calls finished (the worker's calls_total)
+	acc      float64 // a fleet run's fluid calls (fleet.go)
 }
 
 // zone is one simulated zone: its workers, nodes and edge state. mu guards
@@ -144,7 +145,7 @@ type zone struct {
 	rr      int                // the edge's round-robin cursor (loop only)
 	edgeIn  int                // calls inside the edge (loop only)
 	signal  *signal            // the hpa signal, nil when not recorded (loop only)
-	onScale func(replicas int) // called with mu held after each Scale
+	fluid   *fluid             // a fleet run's load (fleet.go), nil otherwise
 }
 
 func (z *zone) now() time.Duration { return z.l.since() }
@@ -193,9 +194,6 @@ func (z *zone) scale(replicas int, victims []string) {
 		z.workers = append(z.workers, w)
 		z.byID[w.id] = w
 	}
-	if z.onScale != nil {
-		z.onScale(replicas)
-	}
 }
 
 // takeSlot takes a free node slot that has not timed out.
@@ -213,6 +211,9 @@ func (z *zone) endpoints() []fleet.Endpoint {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	now := z.now()
+	if z.fluid != nil {
+		z.advance(now)
+	}
 	out := make([]fleet.Endpoint, 0, len(z.workers))
 	for _, w := range z.workers {
 		if now >= w.listedAt {
