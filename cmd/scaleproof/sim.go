@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -27,6 +28,8 @@ type simOpts struct {
 	out       string
 	calibrate string
 	designs   bool
+	fleet     int
+	fleetFor  time.Duration
 	artifacts string
 	jsonOut   bool
 	quiet     bool
@@ -67,6 +70,8 @@ worker: 90 s provisioning, 15 s + jitter to ready, 20 ms network; assumptions).`
 	f.StringVar(&o.out, "out", "", "sweep: the HTML page (default: sweep.html in the artifacts folder)")
 	f.StringVar(&o.calibrate, "calibrate", "", "fit the model's service time and ready delay to a real run's results.jsonl and compare")
 	f.BoolVar(&o.designs, "designs", false, "the earlier round's design (one-at-a-time steps, one 120 s cooldown) against the current one on the cloud model, beside the published numbers")
+	f.IntVar(&o.fleet, "fleet", 0, "a fleet run: this many zones under a slowly changing load (each up to 4 workers' worth of VUs, max 8), to measure the controller and policy at scale")
+	f.DurationVar(&o.fleetFor, "fleet-duration", time.Hour, "a fleet run's virtual time")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/sim-<run-id>)")
 	f.BoolVar(&o.jsonOut, "json", false, "print JSON on stdout instead of tables")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -117,13 +122,13 @@ func (o *simOpts) dir() (string, error) {
 
 func runSim(cmd *cobra.Command, o *simOpts) error {
 	modes := 0
-	for _, on := range []bool{len(o.sweeps) > 0, o.calibrate != "", o.designs} {
+	for _, on := range []bool{len(o.sweeps) > 0, o.calibrate != "", o.designs, o.fleet > 0} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return withCode(exitUsage, errors.New("--sweep, --calibrate and --designs are separate modes: give one"))
+		return withCode(exitUsage, errors.New("--sweep, --calibrate, --designs and --fleet are separate modes: give one"))
 	}
 	if o.calibrate != "" {
 		return simCalibrate(cmd, o)
@@ -137,6 +142,8 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 		return simSweep(cmd, o, cfg)
 	case o.designs:
 		return simDesigns(cmd, o)
+	case o.fleet > 0:
+		return simFleet(cmd, o, cfg)
 	}
 	dir, err := o.dir()
 	if err != nil {
@@ -343,6 +350,30 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 	}
 	fmt.Fprintln(out, "\nPublished: Ramen 0.7.5's load-test notes (times from the start of the run). The cloud model's node and boot")
 	fmt.Fprintln(out, "times are assumptions (see sim --help); change them with --set node_delay=... --set boot_delay=...")
+	return nil
+}
+
+func simFleet(cmd *cobra.Command, o *simOpts, cfg sim.Config) error {
+	fc := sim.NewFleetConfig()
+	fc.Zones, fc.Duration, fc.Seed, fc.Base = o.fleet, o.fleetFor, o.seed, cfg
+	fc.PeakVUs = 4 * cfg.Model.Limit
+	rep, err := sim.RunFleet(cmd.Context(), fc)
+	if err != nil {
+		if rep == nil {
+			return withCode(exitUsage, err)
+		}
+		return withCode(exitInterrupted, err)
+	}
+	out := cmd.OutOrStdout()
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(out, "%d zones for %s of virtual time: %d scheduler passes in %s (a pass: %.0f ms mean, %.0f ms at most)\n",
+		rep.Zones, fc.Duration, rep.Passes, rep.Wall.Round(time.Millisecond), rep.PassMeanMS, rep.PassMaxMS)
+	fmt.Fprintf(out, "decisions: %d up, %d down, %d hold, %d errors; %.0f replica-hours; heap in use %.0f MiB after the first pass, %.0f MiB at most\n",
+		rep.Up, rep.Down, rep.Hold, rep.Errors, rep.ReplicaS/3600, rep.HeapFirstMiB, rep.HeapMaxMiB)
 	return nil
 }
 

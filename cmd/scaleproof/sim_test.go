@@ -31,7 +31,11 @@ func TestSimCommand(t *testing.T) {
 	if out, code = execute(t, newCompareCmd(), results, results); code != exitOK || !strings.Contains(out, "PASS") {
 		t.Fatalf("compare sim with itself: exit %d\n%s", code, out)
 	}
+	if out, code := execute(t, newSimCmd(), "--fleet", "20", "--fleet-duration", "2m", "-q"); code != exitOK || !strings.Contains(out, "20 zones for 2m0s") {
+		t.Fatalf("sim --fleet: exit %d\n%s", code, out)
+	}
 	for _, args := range [][]string{
+		{"--fleet", "20", "--designs"},
 		{"--policy", "pid"},
 		{"--model", "mars"},
 		{"--set", "nope=1"},
