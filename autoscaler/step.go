@@ -34,9 +34,11 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -165,18 +167,14 @@ func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decisio
 		return d, next
 	}
 
-	if err := cfg.Validate(); err != nil {
-		return hold("invalid step config: " + strings.ReplaceAll(err.Error(), "\n", "; "))
+	pc := prepare(cfg)
+	if pc.err != nil {
+		return hold("invalid step config: " + strings.ReplaceAll(pc.err.Error(), "\n", "; "))
 	}
 	if st.Count < 1 || st.Max < 1 {
 		return hold(fmt.Sprintf("invalid zone state: count %d, max %d", st.Count, st.Max))
 	}
-	th := thresholds{
-		high:   exactDecimal(cfg.HighFraction),
-		meanUp: exactDecimal(cfg.MeanUpFraction),
-		low:    exactDecimal(cfg.LowFraction),
-		target: exactDecimal(cfg.TargetRPS),
-	}
+	th := pc.th
 	z := observe(th, cfg, st, obs, now)
 	if len(z.ready) == 0 {
 		return hold("no ready worker" + z.notReadySummary())
@@ -217,7 +215,7 @@ func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decisio
 		return hold(fmt.Sprintf("%s starting: no scale-in", plural(z.starting, "worker")))
 	case z.notLow != nil:
 		return hold(fmt.Sprintf("%s; worker %s not low: %d/%d in flight >= %s",
-			steady(), z.notLow.ID, inFlight(*z.notLow), z.notLow.Limit, pct(th.low)))
+			steady(), z.notLow.ID, inFlight(*z.notLow), z.notLow.Limit, th.lowPct))
 	case st.Count <= 1:
 		return hold(steady() + "; at the minimum of 1 worker")
 	}
@@ -240,8 +238,66 @@ func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decisio
 }
 
 // thresholds is a StepConfig's fractions and target in exact arithmetic.
+// The rationals are shared between rounds (prepare) and never modified.
 type thresholds struct {
 	high, meanUp, low, target *big.Rat
+	// highN/highD and lowN/lowD are high and low as fractions of uint64s
+	// when they fit (small), for comparing a worker's in-flight share
+	// without allocating; fit false when one does not.
+	highN, highD, lowN, lowD uint64
+	fit                      bool
+	// The thresholds as reasons write them: "80%", "50%", "30%", "50".
+	highPct, meanUpPct, lowPct, targetText string
+	// high, meanUp and target as q, for comparing with the mean and rate.
+	highQ, meanUpQ, targetQ q
+}
+
+// prepared is a config checked and its thresholds made exact, once.
+type prepared struct {
+	cfg StepConfig
+	err error
+	th  thresholds
+}
+
+// lastPrepared caches the last config's preparation: a console runs one
+// config for every zone of a pass, so rounds share it. A config with a NaN
+// never equals itself and is prepared anew each time (and is invalid).
+var lastPrepared atomic.Pointer[prepared]
+
+// prepare validates cfg and reads its thresholds as exact decimals.
+func prepare(cfg StepConfig) *prepared {
+	if p := lastPrepared.Load(); p != nil && p.cfg == cfg {
+		return p
+	}
+	p := &prepared{cfg: cfg, err: cfg.Validate()}
+	if p.err == nil {
+		th := thresholds{
+			high:   exactDecimal(cfg.HighFraction),
+			meanUp: exactDecimal(cfg.MeanUpFraction),
+			low:    exactDecimal(cfg.LowFraction),
+			target: exactDecimal(cfg.TargetRPS),
+		}
+		th.highPct, th.meanUpPct, th.lowPct, th.targetText = pct(th.high), pct(th.meanUp), pct(th.low), trim(th.target)
+		th.highQ, th.meanUpQ, th.targetQ = qRat(th.high), qRat(th.meanUp), qRat(th.target)
+		if th.high.Num().IsUint64() && th.high.Denom().IsUint64() && th.low.Num().IsUint64() && th.low.Denom().IsUint64() {
+			th.highN, th.highD = th.high.Num().Uint64(), th.high.Denom().Uint64()
+			th.lowN, th.lowD = th.low.Num().Uint64(), th.low.Denom().Uint64()
+			th.fit = true
+		}
+		p.th = th
+	}
+	lastPrepared.Store(p)
+	return p
+}
+
+// cmpFrac compares a/b with c/d for b, d > 0, exactly (128-bit products).
+func cmpFrac(a, b, c, d uint64) int {
+	h1, l1 := bits.Mul64(a, d)
+	h2, l2 := bits.Mul64(c, b)
+	if h1 != h2 {
+		return cmp.Compare(h1, h2)
+	}
+	return cmp.Compare(l1, l2)
 }
 
 // zone is what one round's observation says about a zone.
@@ -255,7 +311,8 @@ type zone struct {
 	sumIn, sumLimit int64 // over the ready workers
 	// mean is Σ in-flight ÷ Σ limit over the capacity (see capacity); rate
 	// is the calls/s per worker over it, nil when no worker has a rate.
-	mean, rate *big.Rat
+	mean q
+	rate *q
 
 	hot    *WorkerSample // the high worker with the largest in-flight share, if any
 	notLow *WorkerSample // the first ready worker that is not low, if any
@@ -263,8 +320,10 @@ type zone struct {
 
 func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now time.Time) zone {
 	z := zone{listed: len(obs.Workers)}
-	var hotShare *big.Rat
-	sumRate, rated := new(big.Rat), 0 // calls/s of the ready workers that have a rate
+	var hotShare *big.Rat                            // slow path: the hot worker's share
+	var hotIn, hotLimit uint64                       // fast path: the hot worker's in-flight and limit
+	rates := make([]rateSample, 0, len(obs.Workers)) // the ready workers that have a rate
+	z.ready = make([]WorkerSample, 0, len(obs.Workers))
 	for i := range obs.Workers {
 		w := &obs.Workers[i]
 		switch {
@@ -281,10 +340,19 @@ func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now t
 		z.sumIn += in
 		z.sumLimit += limit
 		if prev, ok := st.Prev[w.ID]; ok {
-			if r := rate(prev, *w); r != nil {
-				sumRate.Add(sumRate, r)
-				rated++
+			if calls, dt, ok := rateParts(prev, *w); ok {
+				rates = append(rates, rateSample{calls, dt})
 			}
+		}
+		if th.fit {
+			uin, ulim := uint64(in), uint64(limit)
+			if cmpFrac(uin, ulim, th.highN, th.highD) > 0 && (z.hot == nil || cmpFrac(uin, ulim, hotIn, hotLimit) > 0) {
+				z.hot, hotIn, hotLimit = w, uin, ulim
+			}
+			if z.notLow == nil && cmpFrac(uin, ulim, th.lowN, th.lowD) >= 0 {
+				z.notLow = w
+			}
+			continue
 		}
 		share := big.NewRat(in, limit)
 		if share.Cmp(th.high) > 0 && (z.hot == nil || share.Cmp(hotShare) > 0) {
@@ -303,9 +371,43 @@ func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now t
 	}
 	if len(z.ready) > 0 {
 		z.mean = z.meanOver(z.capacity())
-		z.rate = z.rateOver(sumRate, rated, z.capacity())
+		z.rate = z.rateOver(sumRates(rates), len(rates), z.capacity())
 	}
 	return z
+}
+
+// rateSample is one worker's calls over dt nanoseconds since its previous
+// sample.
+type rateSample struct {
+	calls uint64
+	dt    int64
+}
+
+// sumRates is Σ calls ÷ dt over the samples in calls per second, exactly:
+// one fraction when every sample has the same dt and the calls add up
+// within 64 bits (a round's samples usually do), else rational by rational.
+func sumRates(rs []rateSample) q {
+	if len(rs) == 0 {
+		return q{n: 0, d: 1}
+	}
+	var total uint64
+	same := true
+	for _, r := range rs {
+		var carry uint64
+		total, carry = bits.Add64(total, r.calls, 0)
+		if carry != 0 || r.dt != rs[0].dt {
+			same = false
+			break
+		}
+	}
+	if same {
+		return qFrac(total, uint64(time.Second), uint64(rs[0].dt), 1)
+	}
+	sum := new(big.Rat)
+	for _, r := range rs {
+		sum.Add(sum, rateOf(r))
+	}
+	return qRat(sum)
 }
 
 // allLow reports a round that counts towards a DOWN: every worker of the
@@ -321,21 +423,25 @@ func (z zone) capacity() int64 { return int64(len(z.ready) + z.starting) }
 // meanOver is today's in-flight over n workers of the ready workers'
 // average limit: Σin ÷ (n × Σlimit/ready). Over the capacity it is the zone's
 // mean, each starting worker adding the average limit and nothing in flight.
-func (z zone) meanOver(n int64) *big.Rat {
+func (z zone) meanOver(n int64) q {
+	if z.sumIn >= 0 && z.sumLimit > 0 && n > 0 {
+		return qFrac(uint64(z.sumIn), uint64(len(z.ready)), uint64(z.sumLimit), uint64(n))
+	}
 	num := new(big.Int).Mul(big.NewInt(z.sumIn), big.NewInt(int64(len(z.ready))))
 	den := new(big.Int).Mul(big.NewInt(z.sumLimit), big.NewInt(n))
-	return new(big.Rat).SetFrac(num, den)
+	return q{big: new(big.Rat).SetFrac(num, den)}
 }
 
 // rateOver is today's total rate spread over n workers, or nil when no
 // worker has a rate. The total is the mean rate of the ready workers that
 // have one times the ready count: a ready worker without a rate this round
 // is taken to carry the average; starting workers carry nothing yet.
-func (z zone) rateOver(sumRate *big.Rat, rated int, n int64) *big.Rat {
+func (z zone) rateOver(sumRate q, rated int, n int64) *q {
 	if rated == 0 {
 		return nil
 	}
-	return new(big.Rat).Mul(sumRate, big.NewRat(int64(len(z.ready)), int64(rated)*n))
+	r := sumRate.mulFrac(int64(len(z.ready)), int64(rated)*n)
+	return &r
 }
 
 // upTriggers returns a sentence for each UP trigger that fires. While workers
@@ -346,33 +452,56 @@ func (z zone) upTriggers(th thresholds) []string {
 	if z.hot != nil && z.starting == 0 {
 		out = append(out, z.highReason(th))
 	}
-	if z.mean.Cmp(th.meanUp) >= 0 {
-		out = append(out, fmt.Sprintf("mean in-flight %s >= %s", pct1(z.mean), pct(th.meanUp)))
+	if z.mean.cmp(th.meanUpQ) >= 0 {
+		out = append(out, fmt.Sprintf("mean in-flight %s >= %s", pct1(z.mean), th.meanUpPct))
 	}
-	if z.rate != nil && z.rate.Cmp(th.target) >= 0 {
-		out = append(out, fmt.Sprintf("rate %s calls/s per worker >= %s", z.rate.FloatString(1), trim(th.target)))
+	if z.rate != nil && z.rate.cmp(th.targetQ) >= 0 {
+		out = append(out, fmt.Sprintf("rate %s calls/s per worker >= %s", z.rate.float1(1), th.targetText))
 	}
 	return out
 }
 
 func (z zone) highReason(th thresholds) string {
-	return fmt.Sprintf("worker %s high: %d/%d in flight > %s", z.hot.ID, inFlight(*z.hot), z.hot.Limit, pct(th.high))
+	return fmt.Sprintf("worker %s high: %d/%d in flight > %s", z.hot.ID, inFlight(*z.hot), z.hot.Limit, th.highPct)
 }
 
 // upTarget is max(count+1, ceil(capacity × max(mean/meanUp, rate/target))),
 // at most max. Call it only with count < max.
+//
+// ceil(capacity × max(a, b)) is max(ceil(capacity × a), ceil(capacity × b)),
+// and each is taken at most max, which changes nothing of the result.
 func (z zone) upTarget(th thresholds, count, maxCount int) int {
-	f := new(big.Rat).Quo(z.mean, th.meanUp)
+	want := ceilTimesQuo(z.capacity(), z.mean, th.meanUpQ, maxCount)
 	if z.rate != nil {
-		if rf := new(big.Rat).Quo(z.rate, th.target); rf.Cmp(f) > 0 {
-			f = rf
+		want = max(want, ceilTimesQuo(z.capacity(), *z.rate, th.targetQ, maxCount))
+	}
+	return min(max(count+1, want), maxCount)
+}
+
+// ceilTimesQuo is min(ceil(c × x ÷ t), limit) for c >= 0, x >= 0, t > 0.
+func ceilTimesQuo(c int64, x, t q, limit int) int {
+	if x.big == nil && t.big == nil && c >= 0 {
+		// (x.n × t.d × c) ÷ (x.d × t.n), in 128 bits when it fits.
+		if h1, l1 := bits.Mul64(x.n, t.d); h1 == 0 {
+			hi, lo := bits.Mul64(l1, uint64(c))
+			if dh, den := bits.Mul64(x.d, t.n); dh == 0 && hi < den {
+				v, rem := bits.Div64(hi, lo, den)
+				if rem != 0 {
+					v++ // v < 2^64: v <= (2^64-1) since hi < den
+				}
+				if v >= uint64(limit) {
+					return limit
+				}
+				return int(v)
+			}
 		}
 	}
-	want := ceil(f.Mul(f, new(big.Rat).SetInt64(z.capacity())))
-	if want.Cmp(big.NewInt(int64(maxCount))) >= 0 {
-		return maxCount
+	f := new(big.Rat).Quo(x.rat(), t.rat())
+	want := ceil(f.Mul(f, new(big.Rat).SetInt64(c)))
+	if want.Cmp(big.NewInt(int64(limit))) >= 0 {
+		return limit
 	}
-	return min(max(count+1, int(want.Int64())), maxCount)
+	return int(want.Int64())
 }
 
 // overAfterDown spreads today's in-flight and rate over n workers of the
@@ -381,17 +510,17 @@ func (z zone) upTarget(th thresholds, count, maxCount int) int {
 // taken to carry the average rate.
 func (z zone) overAfterDown(th thresholds, n int) string {
 	mean := z.meanOver(int64(n))
-	if mean.Cmp(th.meanUp) >= 0 {
-		return fmt.Sprintf("sit at mean in-flight %s >= %s", pct1(mean), pct(th.meanUp))
+	if mean.cmp(th.meanUpQ) >= 0 {
+		return fmt.Sprintf("sit at mean in-flight %s >= %s", pct1(mean), th.meanUpPct)
 	}
 	// per worker: Σin/n against high × Σlimit/ready, i.e. the mean against high.
-	if mean.Cmp(th.high) > 0 {
-		return fmt.Sprintf("carry %s in flight each > %s of the average limit", ratio1(z.sumIn, int64(n)), pct(th.high))
+	if mean.cmp(th.highQ) > 0 {
+		return fmt.Sprintf("carry %s in flight each > %s of the average limit", ratio1(z.sumIn, int64(n)), th.highPct)
 	}
 	if z.rate != nil { // no worker is starting here: z.rate is over the ready workers
-		r := new(big.Rat).Mul(z.rate, big.NewRat(int64(len(z.ready)), int64(n)))
-		if r.Cmp(th.target) >= 0 {
-			return fmt.Sprintf("carry %s calls/s each >= %s", r.FloatString(1), trim(th.target))
+		r := z.rate.mulFrac(int64(len(z.ready)), int64(n))
+		if r.cmp(th.targetQ) >= 0 {
+			return fmt.Sprintf("carry %s calls/s each >= %s", r.float1(1), th.targetText)
 		}
 	}
 	return ""
@@ -400,7 +529,7 @@ func (z zone) overAfterDown(th thresholds, n int) string {
 func (z zone) signals() string {
 	s := "mean in-flight " + pct1(z.mean)
 	if z.rate != nil {
-		return s + ", " + z.rate.FloatString(1) + " calls/s per worker"
+		return s + ", " + z.rate.float1(1) + " calls/s per worker"
 	}
 	return s + ", no rate yet"
 }
@@ -432,20 +561,36 @@ func (z zone) notReadySummary() string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-// rate returns cur's calls per second since prev, or nil when there is none:
-// Δt <= 0, the total went backwards, or the worker was re-created (both
-// samples carry a Created time and they differ), i.e. a restart.
-func rate(prev, cur WorkerSample) *big.Rat {
-	dt := cur.SampledAt.Sub(prev.SampledAt)
-	if dt <= 0 || cur.CallsTotal < prev.CallsTotal {
-		return nil
+// rateParts returns cur's calls and the nanoseconds since prev, ok false
+// when there is no rate: Δt <= 0, the total went backwards, or the worker
+// was re-created (both samples carry a Created time and they differ), i.e.
+// a restart.
+func rateParts(prev, cur WorkerSample) (calls uint64, dt int64, ok bool) {
+	d := cur.SampledAt.Sub(prev.SampledAt)
+	if d <= 0 || cur.CallsTotal < prev.CallsTotal {
+		return 0, 0, false
 	}
 	if !prev.Created.IsZero() && !cur.Created.IsZero() && !prev.Created.Equal(cur.Created) {
+		return 0, 0, false
+	}
+	return cur.CallsTotal - prev.CallsTotal, int64(d), true
+}
+
+// rate returns cur's calls per second since prev, or nil when there is
+// none (rateParts).
+func rate(prev, cur WorkerSample) *big.Rat {
+	calls, dt, ok := rateParts(prev, cur)
+	if !ok {
 		return nil
 	}
-	calls := new(big.Int).SetUint64(cur.CallsTotal - prev.CallsTotal)
+	return rateOf(rateSample{calls, dt})
+}
+
+// rateOf is one sample's calls per second: Δcalls × 1e9 ÷ Δt in ns.
+func rateOf(r rateSample) *big.Rat {
+	calls := new(big.Int).SetUint64(r.calls)
 	calls.Mul(calls, big.NewInt(int64(time.Second)))
-	return new(big.Rat).SetFrac(calls, big.NewInt(int64(dt)))
+	return new(big.Rat).SetFrac(calls, big.NewInt(r.dt))
 }
 
 // victims orders workers fewest in flight first, ties newest first, then by ID.
@@ -509,8 +654,85 @@ func ceil(r *big.Rat) *big.Int {
 
 // pct formats a threshold fraction as a percentage without useless decimals
 // ("80%", "12.5%"); pct1 formats a measured one with one decimal ("90.6%").
-func pct(r *big.Rat) string  { return trim(new(big.Rat).Mul(r, big.NewRat(100, 1))) + "%" }
-func pct1(r *big.Rat) string { return new(big.Rat).Mul(r, big.NewRat(100, 1)).FloatString(1) + "%" }
+func pct(r *big.Rat) string { return trim(new(big.Rat).Mul(r, big.NewRat(100, 1))) + "%" }
+func pct1(r q) string       { return r.float1(100) + "%" }
+
+// float1 is (x × scale).FloatString(1): one decimal, the last rounded to
+// nearest, halves away from zero. In 64-bit integers when x fits (the same
+// digits), else with big.Rat.
+func (x q) float1(scale uint64) string {
+	if x.big == nil && scale <= math.MaxUint64/10 {
+		// v = n × scale × 10 ÷ d, in 128 bits; the quotient must fit in 64.
+		if hi, lo := bits.Mul64(x.n, scale*10); hi < x.d {
+			v, rem := bits.Div64(hi, lo, x.d)
+			// half away from zero: up when 2 × rem >= d
+			if h2, l2 := bits.Mul64(rem, 2); h2 > 0 || l2 >= x.d {
+				v++
+			}
+			return strconv.FormatUint(v/10, 10) + "." + strconv.FormatUint(v%10, 10)
+		}
+	}
+	r := x.rat()
+	if scale != 1 {
+		r = new(big.Rat).Mul(r, new(big.Rat).SetInt64(int64(scale)))
+	}
+	return r.FloatString(1)
+}
+
+// q is a rational >= 0 as the step policy's mean and rate are: n/d in 64-bit
+// integers when it fits (big nil; not reduced, only its value counts), else
+// big. Every operation is exact either way.
+type q struct {
+	n, d uint64
+	big  *big.Rat
+}
+
+// qFrac is (a × b) ÷ (c × d) for c, d > 0.
+func qFrac(a, b, c, d uint64) q {
+	if hn, ln := bits.Mul64(a, b); hn == 0 {
+		if hd, ld := bits.Mul64(c, d); hd == 0 {
+			return q{n: ln, d: ld}
+		}
+	}
+	num := new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+	den := new(big.Int).Mul(new(big.Int).SetUint64(c), new(big.Int).SetUint64(d))
+	return q{big: new(big.Rat).SetFrac(num, den)}
+}
+
+// qRat is r as a q.
+func qRat(r *big.Rat) q {
+	if r.Sign() >= 0 && r.Num().IsUint64() && r.Denom().IsUint64() {
+		return q{n: r.Num().Uint64(), d: r.Denom().Uint64()}
+	}
+	return q{big: r}
+}
+
+// rat is x as a big.Rat (shared when x is big: do not modify it).
+func (x q) rat() *big.Rat {
+	if x.big != nil {
+		return x.big
+	}
+	return new(big.Rat).SetFrac(new(big.Int).SetUint64(x.n), new(big.Int).SetUint64(x.d))
+}
+
+func (x q) cmp(y q) int {
+	if x.big == nil && y.big == nil {
+		return cmpFrac(x.n, x.d, y.n, y.d)
+	}
+	return x.rat().Cmp(y.rat())
+}
+
+// mulFrac is x × a ÷ b for a >= 0, b > 0.
+func (x q) mulFrac(a, b int64) q {
+	if x.big == nil && a >= 0 && b > 0 {
+		if hn, ln := bits.Mul64(x.n, uint64(a)); hn == 0 {
+			if hd, ld := bits.Mul64(x.d, uint64(b)); hd == 0 {
+				return q{n: ln, d: ld}
+			}
+		}
+	}
+	return q{big: new(big.Rat).Mul(x.rat(), big.NewRat(a, b))}
+}
 
 // trim formats r with up to 6 decimals and no trailing zeros.
 func trim(r *big.Rat) string {
@@ -519,7 +741,7 @@ func trim(r *big.Rat) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-func ratio1(a, b int64) string { return big.NewRat(a, b).FloatString(1) }
+func ratio1(a, b int64) string { return qRat(big.NewRat(a, b)).float1(1) }
 
 func plural(n int, noun string) string {
 	if n == 1 {
