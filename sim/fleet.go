@@ -57,6 +57,7 @@ type FleetReport struct {
 	CallsOK, Refused float64 // the fluid's calls
 	HeapMaxMiB       float64 // the largest heap in use after a pass
 	HeapFirstMiB     float64 // after the first pass
+	HeapLastMiB      float64 // after the last pass
 }
 
 // RunFleet runs a fleet in virtual time through the controller's scheduler
@@ -125,13 +126,13 @@ func RunFleet(ctx context.Context, fc FleetConfig) (*FleetReport, error) {
 		for _, z := range s.pf.zones {
 			rep.ReplicaS += float64(len(z.workers)) * iv.Seconds()
 		}
-		if rep.Passes == 1 || rep.Passes%10 == 0 {
+		if rep.Passes == 1 || rep.Passes%10 == 0 || t+iv > fc.Duration {
 			runtime.ReadMemStats(&ms)
 			heap := float64(ms.HeapInuse) / (1 << 20)
 			if rep.Passes == 1 {
 				rep.HeapFirstMiB = heap
 			}
-			rep.HeapMaxMiB = math.Max(rep.HeapMaxMiB, heap)
+			rep.HeapMaxMiB, rep.HeapLastMiB = math.Max(rep.HeapMaxMiB, heap), heap
 		}
 	}
 	for _, z := range s.pf.zones {

@@ -372,8 +372,8 @@ func simFleet(cmd *cobra.Command, o *simOpts, cfg sim.Config) error {
 	}
 	fmt.Fprintf(out, "%d zones for %s of virtual time: %d scheduler passes in %s (a pass: %.0f ms mean, %.0f ms at most)\n",
 		rep.Zones, fc.Duration, rep.Passes, rep.Wall.Round(time.Millisecond), rep.PassMeanMS, rep.PassMaxMS)
-	fmt.Fprintf(out, "decisions: %d up, %d down, %d hold, %d errors; %.0f replica-hours; heap in use %.0f MiB after the first pass, %.0f MiB at most\n",
-		rep.Up, rep.Down, rep.Hold, rep.Errors, rep.ReplicaS/3600, rep.HeapFirstMiB, rep.HeapMaxMiB)
+	fmt.Fprintf(out, "decisions: %d up, %d down, %d hold, %d errors; %.0f replica-hours; heap in use %.0f MiB after the first pass, %.0f MiB at most, %.0f MiB after the last\n",
+		rep.Up, rep.Down, rep.Hold, rep.Errors, rep.ReplicaS/3600, rep.HeapFirstMiB, rep.HeapMaxMiB, rep.HeapLastMiB)
 	return nil
 }
 

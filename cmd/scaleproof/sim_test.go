@@ -34,6 +34,10 @@ func TestSimCommand(t *testing.T) {
 	if out, code := execute(t, newSimCmd(), "--fleet", "20", "--fleet-duration", "2m", "-q"); code != exitOK || !strings.Contains(out, "20 zones for 2m0s") {
 		t.Fatalf("sim --fleet: exit %d\n%s", code, out)
 	}
+	if out, code := execute(t, newSimCmd(), "--designs", "--profile", "quick", "-q"); code != exitOK ||
+		!strings.Contains(out, "earlier round") || !strings.Contains(out, "309 s") || strings.Count(out, "sim (cloud model)") != 4 {
+		t.Fatalf("sim --designs: exit %d\n%s", code, out)
+	}
 	for _, args := range [][]string{
 		{"--fleet", "20", "--designs"},
 		{"--policy", "pid"},
