@@ -46,3 +46,17 @@ func TestFleetScale(t *testing.T) {
 	}
 	t.Logf("%+v", *rep)
 }
+
+// TestFleetForgetsRemovedWorkers: a fleet zone's removed workers leave its
+// worker map (memory stays bounded over long runs).
+func TestFleetForgetsRemovedWorkers(t *testing.T) {
+	z := testZone(baseModel())
+	z.fluid = &fluid{amp: 64, period: time.Hour}
+	z.scale(4, nil)
+	z.l.now.Store(int64(10 * time.Second))
+	z.endpoints() // advance: the routable workers carry calls
+	z.scale(1, nil)
+	if len(z.byID) != 1 {
+		t.Fatalf("%d workers known after scaling 4 -> 1, want 1", len(z.byID))
+	}
+}

@@ -158,7 +158,7 @@ func (z *zone) scale(replicas int, victims []string) {
 	remove := func(i int) {
 		w := z.workers[i]
 		z.workers = slices.Delete(z.workers, i, i+1)
-		if w.inflight == 0 {
+		if w.inflight == 0 || z.fluid != nil { // a fluid's calls do not finish one by one
 			delete(z.byID, w.id)
 		}
 		if z.m.PodsPerNode > 0 && now >= w.listedAt {
