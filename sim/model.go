@@ -70,6 +70,12 @@ type Model struct {
 	// default).
 	RetryAfter time.Duration `json:"retry_after"`
 	RetryCap   time.Duration `json:"retry_cap"`
+	// PassJitter delays each scheduler pass's clock reading by a draw
+	// uniform in [0, PassJitter): on a platform a round reads the time after
+	// discovery and scrapes, which take a little and vary. It matters when
+	// a cooldown is a whole number of intervals: 120 s after a change the
+	// round may read 119.99 s and hold one more interval.
+	PassJitter time.Duration `json:"pass_jitter"`
 }
 
 // Validate reports every value out of range, joined.
@@ -96,7 +102,7 @@ func (m Model) Validate() error {
 		n string
 		v time.Duration
 	}{{"rtt", m.RTT}, {"edge_lag", m.EdgeLag}, {"node_delay", m.NodeDelay}, {"node_idle", m.NodeIdle},
-		{"retry_after", m.RetryAfter}, {"retry_cap", m.RetryCap}} {
+		{"retry_after", m.RetryAfter}, {"retry_cap", m.RetryCap}, {"pass_jitter", m.PassJitter}} {
 		if d.v < 0 {
 			bad(d.n, d.v, ">= 0")
 		}
@@ -113,7 +119,7 @@ func (m Model) Settings() map[string]string {
 		"model_limit": strconv.Itoa(m.Limit), "model_service": m.Service.String(), "model_rtt": m.RTT.String(),
 		"model_ready_delay": m.ReadyDelay.String(), "model_edge_lag": m.EdgeLag.String(),
 		"model_pods_per_node": strconv.Itoa(m.PodsPerNode), "model_node_delay": m.NodeDelay.String(),
-		"model_node_idle": m.NodeIdle.String(),
+		"model_node_idle": m.NodeIdle.String(), "model_pass_jitter": m.PassJitter.String(),
 	}
 }
 

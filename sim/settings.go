@@ -74,6 +74,7 @@ var settings = map[string]setting{
 	"rtt":              durationSetting("network round trip of every call", func(c *Config) *time.Duration { return &c.Model.RTT }),
 	"edge_lag":         durationSetting("the edge routes to a ready worker within this", func(c *Config) *time.Duration { return &c.Model.EdgeLag }),
 	"retry_cap":        durationSetting("a VU waits min(Retry-After, this) after a 429 or 5xx (0: retries at once)", func(c *Config) *time.Duration { return &c.Model.RetryCap }),
+	"pass_jitter":      durationSetting("a round reads the clock up to this after its tick (scrape time)", func(c *Config) *time.Duration { return &c.Model.PassJitter }),
 	"node_delay":       durationSetting("a new node's provisioning time", func(c *Config) *time.Duration { return &c.Model.NodeDelay }),
 	"pods_per_node":    intSetting("workers per node (0: no node model)", func(c *Config) *int { return &c.Model.PodsPerNode }),
 	"seed":             {help: "the random seed (an integer >= 0)", set: func(c *Config, v string) error { n, err := strconv.ParseUint(v, 10, 64); c.Seed = n; return err }},

@@ -67,10 +67,12 @@ func NewConfig(p scenarios.Profile) Config {
 // ready in discovery after the profile's boot delay plus its start and a
 // readiness probe (500 ms), routed by the edge within its 500 ms discovery
 // refresh; a call holds a worker for the profile's call length plus a
-// little overhead. Calibrate refines Service and ReadyDelay from a real run.
+// little overhead; a round reads the clock up to 100 ms after its tick
+// (discovery and scrapes over loopback). Calibrate refines Service and ReadyDelay from a real run.
 func LocalModel(p scenarios.Profile) Model {
 	return Model{
 		Limit:      p.MaxInflight,
+		PassJitter: 100 * time.Millisecond,
 		Service:    Dist{Base: time.Duration(p.WorkMS) * time.Millisecond, Jitter: 3 * time.Millisecond},
 		RTT:        time.Millisecond,
 		ReadyDelay: Dist{Base: p.BootDelay + 200*time.Millisecond, Jitter: 250 * time.Millisecond},
@@ -91,6 +93,7 @@ func CloudModel(p scenarios.Profile) Model {
 	m.RTT = 20 * time.Millisecond
 	m.ReadyDelay = Dist{Base: 15 * time.Second, Jitter: 5 * time.Second}
 	m.EdgeLag = 5 * time.Second
+	m.PassJitter = 500 * time.Millisecond
 	m.PodsPerNode, m.NodeDelay, m.NodeIdle = 1, 90*time.Second, 10*time.Minute
 	return m
 }
@@ -258,17 +261,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Profile: cfg.Profile.Name, Policy: cfg.Policy, Settings: cfg.Settings(), Started: Epoch}}
 	s.write(reports.KindRun, rep.Meta)
 
-	var tick func()
-	tick = func() {
-		s.c.Pass(ctx)
-		s.passes++
-		s.l.after(cfg.Profile.SchedulerInterval, tick)
-	}
+	// The scheduler: a pass every interval from the first, each read at its
+	// tick plus the model's pass jitter (its own random stream).
 	first := cfg.Profile.SchedulerInterval
 	if cfg.SchedulerPhase > 0 {
 		first = cfg.SchedulerPhase
 	}
-	s.l.after(first, tick)
+	jitter := rand.New(rand.NewPCG(cfg.Seed, 0))
+	var tick func(at time.Duration)
+	tick = func(at time.Duration) {
+		s.c.Pass(ctx)
+		s.passes++
+		next := at + cfg.Profile.SchedulerInterval
+		j := time.Duration(0)
+		if cfg.Model.PassJitter > 0 {
+			j = time.Duration(jitter.Int64N(int64(min(cfg.Model.PassJitter, cfg.Profile.SchedulerInterval))))
+		}
+		s.l.at(next+j, func() { tick(next) })
+	}
+	s.l.at(first, func() { tick(first) })
 
 	var main *coro
 	main = s.spawn(func() {
