@@ -156,7 +156,7 @@ func maxLowered(s *scope) error {
 	return nil
 }
 
-// spike runs seed 000's staged profile (scenarios.SpikeStages, scaled like
+// spike runs the staged spike profile of the hpa load test (scenarios.SpikeStages, scaled like
 // the profile's other times) against a zone with max scenarios.SpikeMax.
 func spike(s *scope) error {
 	p := s.profile()

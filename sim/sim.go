@@ -82,7 +82,7 @@ func LocalModel(p scenarios.Profile) Model {
 	}
 }
 
-// CloudModel models a managed Kubernetes cluster as the seed's clouds run
+// CloudModel models a managed Kubernetes cluster as Ramen 0.7.5's clouds run
 // it: each worker needs a node of its own that the cluster autoscaler adds
 // (about 90 s, GKE's usual), then the pod starts and passes its readiness
 // probe (about 20 s: image, boot, probe period); an idle node goes after

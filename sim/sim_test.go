@@ -122,7 +122,7 @@ func TestCancelled(t *testing.T) {
 }
 
 // TestNextChange: the change points found by search are exactly where
-// load.Profile.VUsAt changes, for seed 000's stages.
+// load.Profile.VUsAt changes, for the spike scenario's stages.
 func TestNextChange(t *testing.T) {
 	p := load.RampingVUs(scenarios.SpikeStartVUs, scenarios.SpikeStages()...).Scale(0.01)
 	total := p.TotalDuration()

@@ -60,7 +60,7 @@ worker: 90 s provisioning, 15 s + jitter to ready, 20 ms network; assumptions).`
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.profile, "profile", "published", "settings: published (the seed's load test) or quick")
+	f.StringVar(&o.profile, "profile", "published", "settings: published (Ramen 0.7.5's load test: scheduler 20 s, cooldowns 30/120 s) or quick")
 	f.StringVar(&o.policy, "policy", scenarios.PolicyStep, "the zones' policy: step or hpa (hpa adds the spike scenario; the signal comes from the model)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.model, "model", "local", "the platform model: local or cloud")
