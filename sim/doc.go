@@ -23,7 +23,9 @@
 // think time and, after a 429 or 5xx, for min(Retry-After, 1 s). The hpa
 // signal is the edge's in-flight calls observed at each call's start and
 // end, as a 0.75 quantile over the summary's window, scraped and read with
-// max_over_time like the local platform's Prometheus (signal.go).
+// max_over_time like the local platform's Prometheus (signal.go). Each
+// scheduler pass reads the clock up to Model.PassJitter after its tick, as
+// a round reads it after discovery and scrapes.
 //
 // # Time and randomness
 //

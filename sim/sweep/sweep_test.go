@@ -89,3 +89,38 @@ func TestSweep(t *testing.T) {
 		t.Errorf("text table: %v\n%s", err, tbl.String())
 	}
 }
+
+// TestSweepShapes: one axis is one row of heatmaps; a third axis makes one
+// group of heatmaps per value.
+func TestSweepShapes(t *testing.T) {
+	base := sim.NewConfig(scenarios.Quick())
+	base.Scenarios = []string{"burst"}
+	for _, tc := range []struct {
+		axes   []string
+		points int
+		svgs   int
+	}{
+		{[]string{"down_cooldown=6s,12s,24s"}, 3, 4},
+		{[]string{"up_cooldown=0s,3s", "interval=2s", "seed=1,2"}, 4, 8},
+	} {
+		var axes []Axis
+		for _, s := range tc.axes {
+			a, err := ParseAxis(s, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			axes = append(axes, a)
+		}
+		res, err := Run(context.Background(), base, axes, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var html bytes.Buffer
+		if err := res.WriteHTML(&html); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Points) != tc.points || strings.Count(html.String(), "<svg") != tc.svgs {
+			t.Errorf("%v: %d points, %d charts; want %d, %d", tc.axes, len(res.Points), strings.Count(html.String(), "<svg"), tc.points, tc.svgs)
+		}
+	}
+}
