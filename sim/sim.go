@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
@@ -135,6 +136,9 @@ type Report struct {
 	Row      reports.Row
 	Outcomes []Outcome
 	Stats    Stats
+	// Skipped names the harness's scenarios the sim has no counterpart for
+	// (run them on a platform).
+	Skipped []string
 }
 
 // Outcome returns the named scenario's outcome (ok false when it did not run).
@@ -191,21 +195,34 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// list resolves the scenario names.
+// list resolves the scenario names. With none given it is the harness's
+// default list (the five, and spike with hpa) less the scenarios that have
+// no simulated counterpart, which skipped names; a name given that has none
+// is an error.
 func (c Config) list() ([]scenarios.Scenario, error) {
+	l, _, err := c.resolve()
+	return l, err
+}
+
+func (c Config) resolve() (list []scenarios.Scenario, skipped []string, err error) {
 	l, err := scenarios.Select(c.Scenarios)
 	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
+		return nil, nil, fmt.Errorf("sim: %w", err)
 	}
 	if len(c.Scenarios) == 0 && c.Policy == scenarios.PolicyHPA {
 		l = append(l, scenarios.Spike())
 	}
 	for _, sc := range l {
-		if scripts[sc.Name] == nil {
-			return nil, fmt.Errorf("sim: scenario %q has no simulated counterpart", sc.Name)
+		switch {
+		case scripts[sc.Name] != nil:
+			list = append(list, sc)
+		case len(c.Scenarios) == 0:
+			skipped = append(skipped, sc.Name)
+		default:
+			return nil, nil, fmt.Errorf("sim: scenario %q has no simulated counterpart (have: %s)", sc.Name, strings.Join(sortedKeys(scripts), ", "))
 		}
 	}
-	return l, nil
+	return list, skipped, nil
 }
 
 // Settings are the run's settings for the results file: the profile's,
@@ -236,7 +253,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	list, _ := cfg.list()
+	list, skipped, _ := cfg.resolve()
 	wall := time.Now()
 	dir, err := os.MkdirTemp("", "scaleproof-sim-")
 	if err != nil {
@@ -316,7 +333,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if code != 130 {
 		s.write(reports.KindEnd, reports.End{Ended: s.l.Now(), ExitCode: code, Reason: reason})
 	}
-	rep.Records = s.records
+	rep.Records, rep.Skipped = s.records, skipped
 	rep.Stats = Stats{Events: s.l.events, Passes: s.passes, VirtualS: s.l.since().Seconds(), Wall: time.Since(wall)}
 	if ctx.Err() != nil {
 		return rep, fmt.Errorf("sim: stopped at %s of virtual time: %w", s.l.since(), context.Cause(ctx))

@@ -170,3 +170,28 @@ func TestHPASpike(t *testing.T) {
 		t.Fatal("no scale-up event")
 	}
 }
+
+// TestScenarioList: the default list is every harness scenario the sim has
+// a script for; each of the five and spike has one.
+func TestScenarioList(t *testing.T) {
+	for _, policy := range []string{scenarios.PolicyStep, scenarios.PolicyHPA} {
+		cfg := NewConfig(scenarios.Quick())
+		cfg.Policy = policy
+		list, skipped, err := cfg.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := len(scenarios.All())
+		if policy == scenarios.PolicyHPA {
+			want++
+		}
+		if len(list)+len(skipped) != want {
+			t.Errorf("%s: %d simulated + %d skipped, want %d", policy, len(list), len(skipped), want)
+		}
+	}
+	for _, name := range []string{"viewer-refused", "max-1", "sustained", "burst", "max-lowered", "spike"} {
+		if scripts[name] == nil {
+			t.Errorf("no script for %s", name)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -180,6 +181,9 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 	}
 	if rerr != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "report:", rerr)
+	}
+	if len(rep.Skipped) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "not simulated (run them on a platform): %s\n", strings.Join(rep.Skipped, ", "))
 	}
 	if !o.quiet {
 		fmt.Fprintf(cmd.ErrOrStderr(), "simulated %.0f s of virtual time in %s (%d events, %d scheduler passes, seed %d)\n",
