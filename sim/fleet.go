@@ -84,6 +84,7 @@ func RunFleet(ctx context.Context, fc FleetConfig) (*FleetReport, error) {
 	s := &Sim{cfg: cfg, st: st, ctx: ctx, pf: &platform{zones: map[string]*zone{}, byName: map[string]*zone{}}}
 	rng := rand.New(rand.NewPCG(fc.Seed, 0))
 	zones := make([]store.Zone, 0, fc.Zones)
+	zs := make([]*zone, 0, fc.Zones) // in order: sums do not depend on map order
 	for i := range fc.Zones {
 		z := s.newZone(fmt.Sprintf("z%d", i))
 		z.group = "fleet"
@@ -93,6 +94,7 @@ func RunFleet(ctx context.Context, fc FleetConfig) (*FleetReport, error) {
 		s.pf.mu.Unlock()
 		z.fluid = &fluid{amp: rng.Float64() * float64(fc.PeakVUs), phase: rng.Float64() * 2 * math.Pi, period: fc.Period}
 		z.scale(1, nil)
+		zs = append(zs, z)
 		zones = append(zones, store.Zone{Group: "fleet", Zone: z.name, Count: 1, MaxCount: fc.Max, Created: Epoch})
 	}
 	if _, err := st.Commit(zones, nil); err != nil {
@@ -123,7 +125,7 @@ func RunFleet(ctx context.Context, fc FleetConfig) (*FleetReport, error) {
 		rep.PassMeanMS += float64(took.Microseconds()) / 1000
 		rep.PassMaxMS = math.Max(rep.PassMaxMS, float64(took.Microseconds())/1000)
 		rep.Up, rep.Down, rep.Hold, rep.Errors = rep.Up+pr.Up, rep.Down+pr.Down, rep.Hold+pr.Hold, rep.Errors+pr.Errors
-		for _, z := range s.pf.zones {
+		for _, z := range zs {
 			rep.ReplicaS += float64(len(z.workers)) * iv.Seconds()
 		}
 		if rep.Passes == 1 || rep.Passes%10 == 0 || t+iv > fc.Duration {
@@ -135,7 +137,7 @@ func RunFleet(ctx context.Context, fc FleetConfig) (*FleetReport, error) {
 			rep.HeapMaxMiB, rep.HeapLastMiB = math.Max(rep.HeapMaxMiB, heap), heap
 		}
 	}
-	for _, z := range s.pf.zones {
+	for _, z := range zs {
 		rep.CallsOK += z.fluid.ok
 		rep.Refused += z.fluid.refused
 	}

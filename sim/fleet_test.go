@@ -60,3 +60,21 @@ func TestFleetForgetsRemovedWorkers(t *testing.T) {
 		t.Fatalf("%d workers known after scaling 4 -> 1, want 1", len(z.byID))
 	}
 }
+
+// TestFleetSeeded: a fleet run's decisions and sums are the same for the
+// same seed.
+func TestFleetSeeded(t *testing.T) {
+	fc := NewFleetConfig()
+	fc.Zones, fc.Duration = 50, 10*time.Minute
+	a, err := RunFleet(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := RunFleet(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Up != b.Up || a.Down != b.Down || a.ReplicaS != b.ReplicaS || a.CallsOK != b.CallsOK || a.Refused != b.Refused {
+		t.Fatalf("same seed, different fleets:\n%+v\n%+v", a, b)
+	}
+}

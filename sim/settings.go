@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,9 +81,7 @@ var settings = map[string]setting{
 
 // SettingKeys lists the keys Set takes, sorted.
 func SettingKeys() []string {
-	ks := sortedKeys(settings)
-	slices.Sort(ks)
-	return ks
+	return sortedKeys(settings)
 }
 
 // SettingHelp is one line per key.
