@@ -233,8 +233,7 @@ func MaxLowered() Scenario {
 				return err
 			}
 			s.Phase("admin sets max 1 under load")
-			one := 1
-			st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{MaxCount: &one})
+			st, err := s.lowerMax(ctx, 1)
 			s.Check("admin PUT max_count 1 is 200", err == nil && st == http.StatusOK, "%s", httpDetail(st, err))
 			next, err := s.WaitFor(ctx, "the next sample", 2*e.Profile.SampleInterval+5*time.Second, func(observe.Sample) bool { return true })
 			s.Check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,

@@ -142,5 +142,8 @@ func (p Profile) Settings() map[string]string {
 		"vus":                fmt.Sprint(p.VUs),
 		"max":                fmt.Sprint(p.Max),
 		"burst":              p.Burst.String(),
+		"sample_interval":    p.SampleInterval.String(),
+		"readyz_interval":    p.ReadyzInterval.String(),
+		"readyz_timeout":     p.ReadyzTimeout.String(),
 	}
 }

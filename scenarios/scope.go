@@ -33,6 +33,10 @@ type Scope struct {
 	loads   []*loadRun
 	verdict reports.Verdict
 	policy  consoleclient.PolicyView // the zone's policy as the console resolved it (policy.go)
+	// maxCount is the max the zone was created with; lowered the max
+	// lowerings and what the harness saw right after each (contract.go).
+	maxCount int
+	lowered  []MaxLowering
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -101,6 +105,9 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	if err != nil || st != http.StatusOK {
 		return fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", e.Endpoints.Group, s.Zone, max, st, err)
 	}
+	s.mu.Lock()
+	s.maxCount = max
+	s.mu.Unlock()
 	if _, err := s.applyPolicy(ctx, max); err != nil {
 		return err
 	}
@@ -228,6 +235,9 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		s.env.write(reports.KindEvent, ev)
 	}
 	s.reportAtMax()
+	jctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	s.judgeContract(jctx, end)
+	cancel()
 	if len(loads) > 0 {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}
