@@ -48,8 +48,8 @@ func TestConsoleFaults(t *testing.T) {
 		return n
 	}
 	cases := []struct {
-		fault        string
-		run          func(t *testing.T, r *rig) string
+		fault         string
+		run           func(t *testing.T, r *rig) string
 		clean, faulty string
 	}{
 		{faults.IgnoreUpCooldown, func(t *testing.T, r *rig) string { create(t, r, 1, 3); return rounds(t, r, 30, 10) },
