@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
 	"github.com/scaleproof/scaleproof/internal/faults"
 )
@@ -92,5 +94,32 @@ func TestConsoleFaults(t *testing.T) {
 				t.Errorf("with %s: %s, want %s", c.fault, got, c.faulty)
 			}
 		})
+	}
+}
+
+// A worker whose /metrics lacks the in-flight limit counts as down (no
+// scale-in), and the decision's reason says exactly that.
+func TestNoInflightLimitIsDown(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	if _, err := r.c.Apply(ctx, "ga", "g1", "a", controller.Change{Count: ptr(2), MaxCount: ptr(3)}); err != nil {
+		t.Fatal(err)
+	}
+	first := true
+	r.fleet.Update("g1", "a", func(w *controllertest.Worker) {
+		w.NoLimitMetric = first
+		first = false
+	})
+	var d autoscaler.Decision
+	for _, s := range []int{200, 210, 220, 230} { // long after the cooldowns: idle rounds
+		r.clock.Set(t0.Add(time.Duration(s) * time.Second))
+		var err error
+		if d, err = r.c.Round(ctx, "g1", "a", controller.ActorScheduler); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d.Action != autoscaler.ActionHold || !strings.Contains(d.Reason, controller.DownNoInflightLimit) ||
+		!strings.Contains(d.Reason, "no scale-in") {
+		t.Fatalf("decision %s %d->%d %q, want a hold naming the missing in-flight limit", d.Action, d.From, d.To, d.Reason)
 	}
 }

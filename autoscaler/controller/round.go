@@ -156,6 +156,9 @@ func (c *Controller) observe(ctx context.Context, eps []fleet.Endpoint) autoscal
 			w.Reachable = err == nil
 			if !w.Reachable {
 				w.Ready = false
+				if errors.Is(err, ErrNoInflightLimit) {
+					w.Down = DownNoInflightLimit
+				}
 			}
 			if !ep.Ready {
 				w.Ready = false
