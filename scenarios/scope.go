@@ -244,12 +244,24 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	if s.env.readyz != nil {
 		_, fails := s.env.readyz.Stats()
 		var mine []string
+		timedOut, non200, other := 0, 0, 0
 		for _, f := range fails {
 			if !f.At.Before(s.Start) && !f.At.After(end) {
-				mine = append(mine, fmt.Sprintf("t=%.0fs status %d %s", s.Since(f.At), f.Status, f.Err))
+				mine = append(mine, fmt.Sprintf("t=%.0fs %s %s", s.Since(f.At), f.Kind(), f.Err))
+				switch {
+				case f.TimedOut:
+					timedOut++
+				case f.Status != 0:
+					non200++
+				default:
+					other++
+				}
 			}
 		}
-		s.Check("console /readyz stayed 200", len(mine) == 0, "%d failed polls %s", len(mine), strings.Join(mine, "; "))
+		p := s.env.Profile
+		s.Check("console /readyz stayed 200", len(mine) == 0,
+			"%d failed polls (%d timed out after %s, %d answered but not 200, %d other errors; polled every %s) %s",
+			len(mine), timedOut, p.ReadyzTimeout, non200, other, p.ReadyzInterval, strings.Join(mine, "; "))
 	}
 	s.mu.Lock()
 	v.Facts = append([]reports.Fact(nil), s.facts...)
