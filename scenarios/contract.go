@@ -344,31 +344,27 @@ func readyBefore(samples []observe.Sample, t time.Time) int {
 }
 
 // rateBefore estimates the calls per second the load made in the scheduler
-// interval before t: the mean of its whole seconds inside [t-interval, t],
-// or the last whole second before t when none fits.
+// interval before t, the window an autoscaler's rate covers (its previous
+// round's scrape to this one's): the ok calls of each second of the load
+// weighted by its overlap with [t-interval, t] (calls spread evenly within a
+// second), over the interval. Seconds before the load's start count as
+// none, as they do for the autoscaler. ok is false for an interval <= 0 or
+// a load with no second yet.
 func rateBefore(l LoadWindow, t time.Time, interval time.Duration) (float64, bool) {
-	var sum int64
-	n := 0
-	last := -1
-	for k := range l.OK {
+	if interval <= 0 || len(l.OK) == 0 {
+		return 0, false
+	}
+	from := t.Add(-interval)
+	calls := 0.0
+	for k, n := range l.OK {
 		s := l.Start.Add(time.Duration(k) * time.Second)
 		e := s.Add(time.Second)
-		if e.After(t) {
-			break
-		}
-		last = k
-		if !s.Before(t.Add(-interval)) {
-			sum += l.OK[k]
-			n++
+		lo, hi := max(s.UnixNano(), from.UnixNano()), min(e.UnixNano(), t.UnixNano())
+		if hi > lo {
+			calls += float64(n) * float64(hi-lo) / float64(time.Second)
 		}
 	}
-	if n == 0 {
-		if last < 0 {
-			return 0, false
-		}
-		return float64(l.OK[last]), true
-	}
-	return float64(sum) / float64(n), true
+	return calls / interval.Seconds(), true
 }
 
 // FactFirstUpProportional: under load the first step up goes straight to
@@ -377,8 +373,8 @@ func rateBefore(l LoadWindow, t time.Time, interval time.Duration) (float64, boo
 // load the autoscaler saw is estimated from the harness's own: the mean
 // in-flight is VUs over ready × the in-flight limit (at most 100 %), the rate
 // the ok calls per second in the interval before the step over the ready
-// workers; the estimates may read 10 % (mean) and 20 % (rate) high. Nil when
-// no step up came under load.
+// workers (rateBefore); the estimates may read 10 % (mean) and 20 % (rate)
+// high. Nil when no step up came under load.
 func FactFirstUpProportional(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	for _, c := range ch {
 		if c.Kind != "up" {

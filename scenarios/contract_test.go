@@ -271,3 +271,23 @@ func TestCountsBetween(t *testing.T) {
 		}
 	}
 }
+
+func TestRateBefore(t *testing.T) {
+	l := LoadWindow{Start: at(10), OK: []int64{100, 200, 300}}
+	for _, c := range []struct {
+		t, interval float64
+		want        float64
+		ok          bool
+	}{
+		{12, 2, 150, true},   // seconds 0 and 1 whole
+		{11.5, 2, 100, true}, // 1.5 s of load in a 2 s window: 100 + 100 calls over 2 s
+		{13, 1, 300, true},
+		{10, 2, 0, true}, // the window ends at the load's start
+		{12, 0, 0, false},
+	} {
+		got, ok := rateBefore(l, at(c.t), time.Duration(c.interval*float64(time.Second)))
+		if ok != c.ok || got < c.want-1e-6 || got > c.want+1e-6 {
+			t.Errorf("rate before %g over %g s = %g %v, want %g %v", c.t, c.interval, got, ok, c.want, c.ok)
+		}
+	}
+}
