@@ -11,8 +11,10 @@ import (
 )
 
 // ViewerRefused: "a viewer refused". Viewer and MCP-user keys PUT max_count:
-// 403 each; count and max unchanged; the audit has error:forbidden with each
-// actor; a viewer reads the count only (seed 002 "The bounds").
+// 403 each; an admin's invalid count 0 is refused (4xx); count and max
+// unchanged; the audit has error:forbidden with each actor and error:invalid
+// with the admin; a viewer reads the count only (seed 002 "The bounds",
+// "Audit and logs").
 func ViewerRefused() Scenario {
 	return Scenario{
 		Name:     "viewer-refused",
@@ -38,6 +40,10 @@ func ViewerRefused() Scenario {
 				s.Check(k.who+" reads the count only", err == nil && st == http.StatusOK && z.MaxCount == nil,
 					"%s, max_count shown: %v", httpDetail(st, err), z.MaxCount != nil)
 			}
+			zero := 0
+			st, err := e.Console.PutZone(ctx, s.admin(), g, s.Zone, consoleclient.Update{Count: &zero})
+			s.Check("an admin's invalid count 0 is refused with 4xx", err == nil && st/100 == 4 && st != http.StatusForbidden,
+				"%s", httpDetail(st, err))
 			after := s.sampler.SampleNow(ctx)
 			s.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
 				"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
@@ -54,6 +60,13 @@ func ViewerRefused() Scenario {
 				}
 				s.Check("audit has error:forbidden for "+name, n >= 2, "%d entries", n)
 			}
+			invalid := 0
+			for _, en := range entries {
+				if en.Actor == e.Endpoints.Keys.GroupAdmin.Name && (en.Error == "invalid" || en.Tags["error"] == "invalid") {
+					invalid++
+				}
+			}
+			s.Check("audit has error:invalid for "+e.Endpoints.Keys.GroupAdmin.Name, invalid >= 1, "%d entries", invalid)
 			return nil
 		},
 	}
