@@ -407,12 +407,18 @@ func FactFirstUpProportional(cs ContractSettings, tr Trace, ch []Change) *report
 // the max (the console's decision time) no later than the up cooldown still
 // to run at the load's start + one scheduler interval + half an interval
 // for the round's own scrape. The workers' ready time is reported beside it
-// (from the 1 s samples). Nil when the load started at the max.
+// (from the 1 s samples). Nil when the load started at the max or is too
+// small to ask for it (fewer VUs than max × in-flight limit × mean-up).
 func FactTimeToMax(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	if len(tr.Loads) == 0 || tr.Max < 2 {
 		return nil
 	}
 	l := tr.Loads[0]
+	// Only a load far above the thresholds asks for the max: one that would
+	// keep max workers at the mean-up threshold.
+	if float64(l.VUs) < float64(tr.Max*max(cs.MaxInflight, 1))*cs.MeanUpFraction {
+		return nil
+	}
 	var last *Change
 	for i := range ch {
 		if !ch[i].At.After(l.Start) {
@@ -523,9 +529,11 @@ func FactLowRounds(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 // cooldown over) it comes within one scheduler interval, so an idle zone
 // does not linger above 1. After the load's end, from each change P the
 // next step down is due by max(P + down cooldown + 1 interval,
-// max(P, load end) + LowRounds intervals), plus half an interval for the
-// round's own scrape; a zone still above 1 past that at the end of the
-// observation lingered too. Nil when no load ended above a count of 1.
+// max(P, load end, every worker ready again) + LowRounds intervals), plus
+// half an interval for the round's own scrape (a sample with fewer ready
+// workers than the count restarts the low rounds); a zone still above 1
+// past that at the end of the observation lingered too. Nil when no load
+// ended above a count of 1.
 func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	var end time.Time
 	for _, l := range tr.Loads {
@@ -536,11 +544,36 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	if end.IsZero() {
 		return nil
 	}
-	due := func(p time.Time) time.Time {
+	// A worker not ready (down, starting, frozen) blocks a step down and
+	// restarts the low rounds: the low rounds count from the first sample
+	// that shows every worker ready again.
+	readyAgain := func(p, until time.Time) time.Time {
+		var out time.Time
+		blocked := false
+		for _, s := range tr.Samples {
+			if s.Err != "" || !s.At.After(p) || s.At.After(until) {
+				continue
+			}
+			switch {
+			case s.Ready < s.Count:
+				blocked = true
+			case blocked:
+				out, blocked = s.At, false
+			}
+		}
+		if blocked {
+			return until // still not ready at the end of the window
+		}
+		return out
+	}
+	due := func(p, until time.Time) time.Time {
 		a := p.Add(cs.DownCooldown + cs.Interval)
 		b := p
 		if end.After(b) {
 			b = end
+		}
+		if r := readyAgain(p, until); r.After(b) {
+			b = r
 		}
 		b = b.Add(time.Duration(cs.LowRounds) * cs.Interval)
 		if b.After(a) {
@@ -571,7 +604,7 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		}
 		if c.Kind == "down" {
 			judged++
-			late := c.At.Sub(due(p.At))
+			late := c.At.Sub(due(p.At, c.At))
 			worst = max(worst, late)
 			if late > 0 {
 				bad = append(bad, fmt.Sprintf("down %d->%d came %s after it was due", c.From, c.To, secs(late)))
@@ -580,7 +613,7 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		p = c
 	}
 	if p.To > 1 && !tr.End.IsZero() {
-		if late := tr.End.Sub(due(p.At)); late > 0 {
+		if late := tr.End.Sub(due(p.At, tr.End)); late > 0 {
 			judged++
 			bad = append(bad, fmt.Sprintf("still at %d %s after a step down was due", p.To, secs(late)))
 		}
@@ -595,7 +628,7 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		}
 	}
 	return fact("once a step down is allowed it comes within one scheduler interval (no lingering)", len(bad) == 0,
-		"%s; due by max(last change + %s cooldown + %s, load end or last change + %d intervals) + half an interval (settings from %s)%s",
+		"%s; due by max(last change + %s cooldown + %s, the later of load end, last change and all workers ready + %d intervals) + half an interval (settings from %s)%s",
 		detail, secs(cs.DownCooldown), secs(cs.Interval), cs.LowRounds, cs.Source, listed(bad))
 }
 

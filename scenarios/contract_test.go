@@ -291,3 +291,41 @@ func TestRateBefore(t *testing.T) {
 		}
 	}
 }
+
+// A worker not ready after the load (down, frozen) holds scale-in and
+// restarts the low rounds: a later step down is not lingering.
+func TestNoLingerWaitsForEveryWorkerReady(t *testing.T) {
+	evs, tr := goodSustained()
+	evs[4] = ev{50, "workers.autoscale", "down", "2", "1", "r"} // due at 41 if all were ready
+	samples := samplesFor(evs, tr.End.Sub(ct0).Seconds()+10)
+	for i := range samples {
+		if at(30).Before(samples[i].At) && samples[i].At.Before(at(43)) {
+			samples[i].Ready = samples[i].Count - 1 // one of two not ready from 30 s to 43 s
+		}
+	}
+	tr.End = at(55)
+	tr.Audit, tr.Samples = entries(evs), samples
+	ch := Changes(tr.Audit)
+	if f := FactNoLinger(quickSettings, tr, ch); f == nil || !f.Passed {
+		t.Fatalf("a step down 7 s after every worker was ready again: %+v", f)
+	}
+	// Ready again at 43.5 s: due by 43.5 + 3 intervals + 1 = 50.5 s; at 52 s it lingered.
+	evs[4].t = 52
+	tr.Audit = entries(evs)
+	if f := FactNoLinger(quickSettings, tr, Changes(tr.Audit)); f == nil || f.Passed {
+		t.Fatalf("a step down 8.5 s after every worker was ready again passed: %+v", f)
+	}
+}
+
+func TestTimeToMaxOnlyUnderLoadThatAsksForIt(t *testing.T) {
+	evs, tr := goodSustained()
+	tr.Audit = entries(evs)
+	ch := Changes(tr.Audit)
+	if f := FactTimeToMax(quickSettings, tr, ch); f == nil || !f.Passed {
+		t.Fatalf("64 VUs: %+v", f)
+	}
+	tr.Loads[0].VUs = 20 // < 3 × 32 × 50 %: the target is not the max
+	if f := FactTimeToMax(quickSettings, tr, ch[:2]); f != nil {
+		t.Fatalf("20 VUs judged: %+v", f)
+	}
+}
