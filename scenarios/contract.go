@@ -54,6 +54,9 @@ type ContractSettings struct {
 	MeanUpFraction float64
 	TargetRPS      float64
 	MaxInflight    int // each worker's in-flight limit
+	// Slack is what the timing facts allow for a round's own scrape and the
+	// scheduler's jitter: one sample interval (1 s).
+	Slack time.Duration
 	// Source says where the autoscaler's settings came from ("the console's
 	// GET /api/v1/config/autoscale" or "the run's profile quick"); every
 	// fact that uses them says so.
@@ -405,8 +408,8 @@ func FactFirstUpProportional(cs ContractSettings, tr Trace, ch []Change) *report
 
 // FactTimeToMax: under a load that starts below the max, the count reaches
 // the max (the console's decision time) no later than the up cooldown still
-// to run at the load's start + one scheduler interval + half an interval
-// for the round's own scrape. The workers' ready time is reported beside it
+// to run at the load's start + one scheduler interval + one sample (Slack)
+// for the round's own scrape and the scheduler's jitter. The workers' ready time is reported beside it
 // (from the 1 s samples). Nil when the load started at the max or is too
 // small to ask for it (fewer VUs than max × in-flight limit × mean-up).
 func FactTimeToMax(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
@@ -429,8 +432,8 @@ func FactTimeToMax(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		return nil
 	}
 	left := max(0, last.At.Add(cs.UpCooldown).Sub(l.Start))
-	bound := left + cs.Interval + cs.Interval/2
-	name := fmt.Sprintf("count reaches %d within the up cooldown left + 1.5 scheduler intervals of the load's start", tr.Max)
+	bound := left + cs.Interval + cs.Slack
+	name := fmt.Sprintf("count reaches %d within the up cooldown left + one scheduler interval of the load's start", tr.Max)
 	for _, c := range ch {
 		if c.At.After(l.Start) && c.Kind == "up" && c.To >= tr.Max {
 			took := c.At.Sub(l.Start)
@@ -441,8 +444,8 @@ func FactTimeToMax(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 					break
 				}
 			}
-			return fact(name, took <= bound, "decided %s into the load, bound %s = %s cooldown left + %s; %s (settings from %s)",
-				secs(took), secs(bound), secs(left), secs(cs.Interval+cs.Interval/2), ready, cs.Source)
+			return fact(name, took <= bound, "decided %s into the load, bound %s = %s cooldown left + %s interval + %s slack; %s (settings from %s)",
+				secs(took), secs(bound), secs(left), secs(cs.Interval), secs(cs.Slack), ready, cs.Source)
 		}
 	}
 	end := tr.End
@@ -530,7 +533,7 @@ func FactLowRounds(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 // does not linger above 1. After the load's end, from each change P the
 // next step down is due by max(P + down cooldown + 1 interval,
 // max(P, load end, every worker ready again) + LowRounds intervals), plus
-// half an interval for the round's own scrape (a sample with fewer ready
+// one sample (Slack) for the round's own scrape (a sample with fewer ready
 // workers than the count restarts the low rounds); a zone still above 1
 // past that at the end of the observation lingered too. Nil when no load
 // ended above a count of 1.
@@ -579,7 +582,7 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		if b.After(a) {
 			a = b
 		}
-		return a.Add(cs.Interval / 2)
+		return a.Add(cs.Slack)
 	}
 	// The change in force at the load's end, then every change after it.
 	var prev *Change
@@ -628,8 +631,8 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		}
 	}
 	return fact("once a step down is allowed it comes within one scheduler interval (no lingering)", len(bad) == 0,
-		"%s; due by max(last change + %s cooldown + %s, the later of load end, last change and all workers ready + %d intervals) + half an interval (settings from %s)%s",
-		detail, secs(cs.DownCooldown), secs(cs.Interval), cs.LowRounds, cs.Source, listed(bad))
+		"%s; due by max(last change + %s cooldown + %s, the later of load end, last change and all workers ready + %d intervals) + %s slack (settings from %s)%s",
+		detail, secs(cs.DownCooldown), secs(cs.Interval), cs.LowRounds, secs(cs.Slack), cs.Source, listed(bad))
 }
 
 // FactLoweredMaxInRequest: a max lowered under the count takes effect in the

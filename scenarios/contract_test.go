@@ -18,7 +18,7 @@ func at(s float64) time.Time { return ct0.Add(time.Duration(s * float64(time.Sec
 
 // quickSettings are the quick profile's: up 3 s, down 12 s, every 2 s.
 var quickSettings = ContractSettings{UpCooldown: 3 * time.Second, DownCooldown: 12 * time.Second, Interval: 2 * time.Second,
-	LowRounds: 3, MeanUpFraction: 0.5, TargetRPS: 50, MaxInflight: 32, Source: "the test"}
+	LowRounds: 3, MeanUpFraction: 0.5, TargetRPS: 50, MaxInflight: 32, Slack: time.Second, Source: "the test"}
 
 // ev is one audit entry of a synthetic trace.
 type ev struct {

@@ -18,7 +18,8 @@ import (
 func (e *Env) contractSettings(ctx context.Context) ContractSettings {
 	p := e.Profile
 	cs := ContractSettings{UpCooldown: p.UpCooldown, DownCooldown: p.DownCooldown, Interval: p.SchedulerInterval,
-		LowRounds: 3, MeanUpFraction: 0.5, TargetRPS: p.TargetRPS, MaxInflight: p.MaxInflight}
+		LowRounds: 3, MeanUpFraction: 0.5, TargetRPS: p.TargetRPS, MaxInflight: p.MaxInflight,
+		Slack: max(p.SampleInterval, time.Second)}
 	key := e.Endpoints.Keys.SuperAdmin.Key
 	ac, st, err := e.Console.GetAutoscaleConfig(ctx, key)
 	if err == nil && st == http.StatusOK && ac.LowRounds > 0 && ac.MeanUpFraction > 0 && ac.TargetRPS > 0 {

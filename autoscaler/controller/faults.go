@@ -45,7 +45,7 @@ func StepPolicyWithFaults(cfg autoscaler.StepConfig, fs faults.Set) Policy {
 }
 
 // lingerRounds is how many allowed step downs the linger fault holds.
-const lingerRounds = 2
+const lingerRounds = 3
 
 // linger applies the linger fault to a round's decision (e.mu held): a
 // step down is held lingerRounds times before it goes through. The held

@@ -64,8 +64,10 @@ func TestConsoleFaults(t *testing.T) {
 			"hold 3->3 hold 3->3 hold 3->3", "hold 3->3 hold 3->3 down 3->2"},
 		{faults.DownTooEarly, func(t *testing.T, r *rig) string { create(t, r, 3, 3); return rounds(t, r, 0, 200) },
 			"hold 3->3", "down 3->2"},
-		{faults.Linger, func(t *testing.T, r *rig) string { create(t, r, 3, 3); return rounds(t, r, 0, 200, 201, 202, 203, 204) },
-			"hold 3->3 hold 3->3 down 3->2 hold 2->2 hold 2->2", "hold 3->3 hold 3->3 hold 3->3 hold 3->3 down 3->2"},
+		{faults.Linger, func(t *testing.T, r *rig) string {
+			create(t, r, 3, 3)
+			return rounds(t, r, 0, 200, 201, 202, 203, 204, 205)
+		}, "hold 3->3 hold 3->3 down 3->2 hold 2->2 hold 2->2 hold 2->2", "hold 3->3 hold 3->3 hold 3->3 hold 3->3 hold 3->3 down 3->2"},
 		{faults.AuditHolds, func(t *testing.T, r *rig) string {
 			create(t, r, 1, 1)
 			rounds(t, r, 32, 10, 20)

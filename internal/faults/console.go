@@ -66,7 +66,7 @@ var consoleFaults = []Fault{
 	{
 		Name: Linger, Component: ComponentConsole,
 		Rule:      "once a step down is allowed it comes within one scheduler interval",
-		Doc:       "holds two more rounds each time a step down is allowed, so a zone lingers above its need",
+		Doc:       "holds three more rounds each time a step down is allowed, so a zone lingers above its need",
 		Scenarios: []string{"sustained"},
 	},
 }
