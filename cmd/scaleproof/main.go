@@ -57,6 +57,7 @@ service up while it does.
   scaleproof run --profile published   the seed's own settings (scheduler 20 s, cooldowns 30/120 s)
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
+  scaleproof selftest                  plant each known bug in the reference system and show which fact catches it
   scaleproof report RESULTS...         the published table from results files
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
 
