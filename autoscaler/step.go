@@ -333,7 +333,14 @@ func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now t
 			z.starting++
 			continue
 		default:
-			z.down = append(z.down, w.ID)
+			id := w.ID
+			switch {
+			case w.Down != "":
+				id += ": " + w.Down
+			case w.Reachable && w.Ready && w.Limit <= 0:
+				id += fmt.Sprintf(": reports an in-flight limit of %d", w.Limit)
+			}
+			z.down = append(z.down, id)
 			continue
 		}
 		in, limit := int64(inFlight(*w)), int64(w.Limit)

@@ -659,7 +659,17 @@ func TestStepDownWorkers(t *testing.T) {
 			name: "limit 0 is down, never low",
 			st:   ZoneState{Count: 2, Max: 5, LastChange: longAgo, LowStreak: 2},
 			obs:  obs(ready("a", 0, 32), ready("b", 0, 0)),
-			want: hold(2, "1 of 2 workers down (b): no scale-in"),
+			want: hold(2, "1 of 2 workers down (b: reports an in-flight limit of 0): no scale-in"),
+		},
+		{
+			name: "a /metrics without the in-flight limit is down, and the reason says so",
+			st:   ZoneState{Count: 2, Max: 5, LastChange: longAgo, LowStreak: 2},
+			obs: obs(ready("a", 0, 32), func() WorkerSample {
+				w := unreachable("b")
+				w.Down = "its /metrics has no in-flight limit (scaleproof_worker_inflight_limit)"
+				return w
+			}()),
+			want: hold(2, "1 of 2 workers down (b: its /metrics has no in-flight limit (scaleproof_worker_inflight_limit)): no scale-in"),
 		},
 		{
 			// c reports limit 0: not capacity. Mean 40/64 = 62.5 %;

@@ -35,6 +35,10 @@ type WorkerSample struct {
 	CallsTotal uint64    `json:"calls_total"` // monotonic counter of calls served since the worker started
 	SampledAt  time.Time `json:"sampled_at"`  // when this sample was taken (controller clock)
 	Created    time.Time `json:"created"`     // when the worker was created (discovery); breaks victim ties: newest first
+	// Down says why the worker counts as down when the controller knows
+	// more than "no answer" (a /metrics without the in-flight limit); the
+	// decision's reason names it. Empty otherwise.
+	Down string `json:"down,omitempty"`
 }
 
 // Observation is everything a policy sees of a zone in one round.

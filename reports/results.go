@@ -148,9 +148,10 @@ type ZoneSample struct {
 // ReadyzFailure is the "readyz" record: one console /readyz poll that did not
 // answer 200 within its timeout. Status is 0 when nothing answered.
 type ReadyzFailure struct {
-	At     time.Time `json:"at"`
-	Status int       `json:"status,omitempty"`
-	Err    string    `json:"err,omitempty"`
+	At       time.Time `json:"at"`
+	Status   int       `json:"status,omitempty"`
+	Err      string    `json:"err,omitempty"`
+	TimedOut bool      `json:"timed_out,omitempty"` // no answer within the poll's timeout (apart from non-200 answers)
 }
 
 // ScaleEvent is one change of a zone's count with its times, in seconds from

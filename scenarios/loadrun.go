@@ -18,8 +18,10 @@ type loadRun struct {
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+	vus      int // constant VUs (0 for a staged profile)
 	mu       sync.Mutex
 	err      error
+	ended    time.Time // when Stop was called or the load ran its course
 }
 
 // startLoad runs profile p against the scope's zone through the edge. Calls
@@ -27,11 +29,17 @@ type loadRun struct {
 func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile) *loadRun {
 	exec := load.MCPToolCall(e.HTTP, s.MCPURL(), "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
 	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
+	if p.Executor == load.ExecutorConstantVUs {
+		l.vus = p.VUs
+	}
 	go func() {
 		defer close(l.done)
 		_, err := load.Run(ctx, p, exec, load.WithMetrics(l.m), load.WithStop(l.stopCh))
 		l.mu.Lock()
 		l.err = err
+		if l.ended.IsZero() {
+			l.ended = time.Now()
+		}
 		l.mu.Unlock()
 	}()
 	return l
@@ -39,7 +47,30 @@ func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile) *loadRun {
 
 // Stop ends the load now: no new call starts, calls in flight get the
 // profile's gracefulStop to finish.
-func (l *loadRun) Stop() { l.stopOnce.Do(func() { close(l.stopCh) }) }
+func (l *loadRun) Stop() {
+	l.stopOnce.Do(func() {
+		l.mu.Lock()
+		if l.ended.IsZero() {
+			l.ended = time.Now()
+		}
+		l.mu.Unlock()
+		close(l.stopCh)
+	})
+}
+
+// window is the load as the contract facts see it (contract.go).
+func (l *loadRun) window() LoadWindow {
+	l.mu.Lock()
+	w := LoadWindow{Start: l.m.Start(), End: l.ended, VUs: l.vus}
+	l.mu.Unlock()
+	for _, sec := range l.m.Seconds() {
+		for len(w.OK) < sec.Offset {
+			w.OK = append(w.OK, 0)
+		}
+		w.OK = append(w.OK, sec.Classes[load.ClassOK])
+	}
+	return w
+}
 
 // Wait waits until the load has ended.
 func (l *loadRun) Wait() { <-l.done }

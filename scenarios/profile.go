@@ -85,9 +85,35 @@ func Quick() Profile {
 	return p
 }
 
+// SelfTest is the profile of `scaleproof selftest`: quick's load on a
+// faster clock, shaped so that each planted bug shows within a few
+// seconds. The scheduler runs every 1 s; the up cooldown (4 s) outlasts the
+// time from a zone's creation to its first round under load, so a step up
+// that ignores it comes early; the down cooldown (6 s) is twice the three
+// low rounds, so a step down that ignores it shows; and the sustained hold
+// (6 s) outlasts the down cooldown, so the low rounds, not the cooldown,
+// gate the first step down after the load. Sampling stays at 1 s.
+func SelfTest() Profile {
+	p := Quick()
+	p.Name = "selftest"
+	p.SchedulerInterval = time.Second
+	p.UpCooldown = 4 * time.Second
+	p.DownCooldown = 6 * time.Second
+	p.StartupGrace = 8 * time.Second
+	p.ConsoleDrain = time.Second
+	p.MaxOneLoad = 5 * time.Second
+	p.SustainHold = 6 * time.Second
+	p.Burst = 4 * time.Second
+	p.LoweredHold = 2 * time.Second
+	p.UpTimeout = 20 * time.Second
+	p.DownTimeout = 40 * time.Second
+	p.GracefulStop = 2 * time.Second
+	return p
+}
+
 // Profiles lists the named profiles.
 func Profiles() map[string]Profile {
-	return map[string]Profile{"published": Published(), "quick": Quick()}
+	return map[string]Profile{"published": Published(), "quick": Quick(), "selftest": SelfTest()}
 }
 
 // ProfileByName returns a named profile or an error listing the names.
@@ -142,5 +168,8 @@ func (p Profile) Settings() map[string]string {
 		"vus":                fmt.Sprint(p.VUs),
 		"max":                fmt.Sprint(p.Max),
 		"burst":              p.Burst.String(),
+		"sample_interval":    p.SampleInterval.String(),
+		"readyz_interval":    p.ReadyzInterval.String(),
+		"readyz_timeout":     p.ReadyzTimeout.String(),
 	}
 }

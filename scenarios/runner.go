@@ -48,7 +48,8 @@ type Env struct {
 	// (the console's default; "" is step) or "hpa" (policy.go).
 	Policy string
 
-	readyz *observe.Readyz
+	readyz   *observe.Readyz
+	contract ContractSettings // read once per run (contractrun.go)
 }
 
 // Scenario is one named scenario.
@@ -150,6 +151,9 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 		}
 		return out
 	}
+	e.contract = e.contractSettings(ctx)
+	e.Log.Info("contract settings", "up_cooldown", e.contract.UpCooldown.String(), "down_cooldown", e.contract.DownCooldown.String(),
+		"interval", e.contract.Interval.String(), "low_rounds", e.contract.LowRounds, "source", e.contract.Source)
 	for _, sc := range list {
 		if ctx.Err() != nil {
 			break

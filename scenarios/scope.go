@@ -33,6 +33,10 @@ type Scope struct {
 	loads   []*loadRun
 	verdict reports.Verdict
 	policy  consoleclient.PolicyView // the zone's policy as the console resolved it (policy.go)
+	// maxCount is the max the zone was created with; lowered the max
+	// lowerings and what the harness saw right after each (contract.go).
+	maxCount int
+	lowered  []MaxLowering
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -101,6 +105,9 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	if err != nil || st != http.StatusOK {
 		return fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", e.Endpoints.Group, s.Zone, max, st, err)
 	}
+	s.mu.Lock()
+	s.maxCount = max
+	s.mu.Unlock()
 	if _, err := s.applyPolicy(ctx, max); err != nil {
 		return err
 	}
@@ -228,18 +235,33 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		s.env.write(reports.KindEvent, ev)
 	}
 	s.reportAtMax()
+	jctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	s.judgeContract(jctx, end)
+	cancel()
 	if len(loads) > 0 {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}
 	if s.env.readyz != nil {
 		_, fails := s.env.readyz.Stats()
 		var mine []string
+		timedOut, non200, other := 0, 0, 0
 		for _, f := range fails {
 			if !f.At.Before(s.Start) && !f.At.After(end) {
-				mine = append(mine, fmt.Sprintf("t=%.0fs status %d %s", s.Since(f.At), f.Status, f.Err))
+				mine = append(mine, fmt.Sprintf("t=%.0fs %s %s", s.Since(f.At), f.Kind(), f.Err))
+				switch {
+				case f.TimedOut:
+					timedOut++
+				case f.Status != 0:
+					non200++
+				default:
+					other++
+				}
 			}
 		}
-		s.Check("console /readyz stayed 200", len(mine) == 0, "%d failed polls %s", len(mine), strings.Join(mine, "; "))
+		p := s.env.Profile
+		s.Check("console /readyz stayed 200", len(mine) == 0,
+			"%d failed polls (%d timed out after %s, %d answered but not 200, %d other errors; polled every %s) %s",
+			len(mine), timedOut, p.ReadyzTimeout, non200, other, p.ReadyzInterval, strings.Join(mine, "; "))
 	}
 	s.mu.Lock()
 	v.Facts = append([]reports.Fact(nil), s.facts...)

@@ -43,6 +43,9 @@ type Options struct {
 	Keys       *Keys
 	Health     *serve.Health // /readyz turns 503 while draining; a new one when nil
 	Logger     *slog.Logger  // slog.Default() when nil
+	// Step is the step policy's configuration the console runs with, shown
+	// read-only at GET /api/v1/config/autoscale; nil: that endpoint is 404.
+	Step *autoscaler.StepConfig
 }
 
 // Server is the console's HTTP handler.
@@ -53,6 +56,7 @@ type Server struct {
 	health *serve.Health
 	log    *slog.Logger
 	mux    *http.ServeMux
+	step   *autoscaler.StepConfig
 	// handler is mux behind serve.RejectNonCanonical: a path with an empty,
 	// "." or ".." segment is a JSON 404, not the mux's redirect.
 	handler http.Handler
@@ -76,7 +80,7 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: http.NewServeMux()}
+	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: http.NewServeMux(), step: o.Step}
 
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(newCollector(o.Controller)); err != nil {
@@ -92,6 +96,8 @@ func New(o Options) (*Server, error) {
 		http.MethodGet: s.getPolicy, http.MethodPut: s.putPolicy}))
 	m.HandleFunc("/api/v1/config/autorebalance", s.methods(map[string]handler{
 		http.MethodGet: s.getAutoRebalance, http.MethodPut: s.putAutoRebalance}))
+	m.HandleFunc("/api/v1/config/autoscale", s.methods(map[string]handler{
+		http.MethodGet: s.getAutoscaleConfig}))
 	m.HandleFunc("/api/v1/audit", s.methods(map[string]handler{http.MethodGet: s.getAudit}))
 	m.HandleFunc("GET /readyz", o.Health.Readyz(o.Store.Ready))
 	m.HandleFunc("GET /livez", serve.Livez)
@@ -392,6 +398,40 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 		return
 	}
 	writeJSON(w, http.StatusOK, toJSON(got))
+}
+
+// AutoscaleConfigJSON is GET /api/v1/config/autoscale: the step policy's
+// settings as the console runs them (seed 002 "How it decides"), read-only,
+// so a harness can judge cooldowns and thresholds against the target's own
+// configuration. Seconds may be fractional.
+type AutoscaleConfigJSON struct {
+	Policy              string  `json:"policy"`                // "step"
+	UpCooldownSeconds   float64 `json:"up_cooldown_seconds"`   // RAMEN_AUTOSCALE_UP_COOLDOWN_SECS
+	DownCooldownSeconds float64 `json:"down_cooldown_seconds"` // RAMEN_AUTOSCALE_COOLDOWN_SECS
+	TargetRPS           float64 `json:"target_rps"`            // RAMEN_AUTOSCALE_TARGET_RPS, calls/s per worker
+	HighFraction        float64 `json:"high_fraction"`         // a ready worker over this share of its limit is high
+	MeanUpFraction      float64 `json:"mean_up_fraction"`      // the zone's mean in-flight that triggers a step up
+	LowFraction         float64 `json:"low_fraction"`          // a ready worker under this share is low
+	LowRounds           int     `json:"low_rounds"`            // all-low rounds in a row before a step down
+	StartupGraceSeconds float64 `json:"startup_grace_seconds"` // a new worker is starting, not down, this long
+	IntervalSeconds     float64 `json:"interval_seconds"`      // the auto-rebalance scheduler's interval
+	SchedulerEnabled    bool    `json:"scheduler_enabled"`     // the auto-rebalance scheduler is on
+}
+
+// getAutoscaleConfig answers any authenticated caller: the settings are not
+// secret, and viewers see what the zones they read are scaled by.
+func (s *Server) getAutoscaleConfig(w http.ResponseWriter, _ *http.Request, _ Principal) {
+	if s.step == nil {
+		writeError(w, http.StatusNotFound, "this console does not show its autoscaling configuration")
+		return
+	}
+	c, ar := *s.step, s.c.AutoRebalance()
+	writeJSON(w, http.StatusOK, AutoscaleConfigJSON{
+		Policy: "step", UpCooldownSeconds: c.UpCooldown.Seconds(), DownCooldownSeconds: c.DownCooldown.Seconds(),
+		TargetRPS: c.TargetRPS, HighFraction: c.HighFraction, MeanUpFraction: c.MeanUpFraction, LowFraction: c.LowFraction,
+		LowRounds: c.LowRounds, StartupGraceSeconds: c.StartupGrace.Seconds(),
+		IntervalSeconds: ar.Interval.Seconds(), SchedulerEnabled: ar.Enabled,
+	})
 }
 
 // AuditEntryJSON is one entry of GET audit.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // Actor of the scheduler's rounds in the audit log and logs.
@@ -98,6 +99,9 @@ type Options struct {
 	// Metrics answers the queries of hpa zones (hpa_round.go); nil: every
 	// hpa round reads a failed metric and holds.
 	Metrics MetricSource
+	// Faults are planted bugs (package faults) for the self-test; nil in
+	// every real run. See faults.go.
+	Faults faults.Set
 }
 
 // Controller runs rounds and forced changes over the zones of the store.
@@ -127,6 +131,8 @@ type zoneEntry struct {
 	st     autoscaler.ZoneState // Count, Max, LastChange mirror z
 	dirty  bool                 // z.LastDecision (a hold) not yet persisted
 	view   atomic.Pointer[ZoneView]
+	// lingered counts the step downs held by the linger fault (faults.go).
+	lingered int
 }
 
 // ZoneView is a zone as the API shows it.

@@ -18,6 +18,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -69,13 +70,17 @@ type rig struct {
 	logs    *logBuf
 	c       *controller.Controller
 	passes  chan controller.PassReport
+	faults  faults.Set // planted bugs (faults_test.go)
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { t.Helper(); return newRigWith(t, nil) }
+
+// newRigWith is newRig with planted bugs switched on.
+func newRigWith(t *testing.T, fs faults.Set) *rig {
 	t.Helper()
 	clock := controllertest.NewClock(t0)
 	r := &rig{path: filepath.Join(t.TempDir(), "state.db"), clock: clock, fleet: controllertest.NewFleet(clock),
-		tickers: controllertest.NewTickers(), logs: &logBuf{}, passes: make(chan controller.PassReport, 16)}
+		tickers: controllertest.NewTickers(), logs: &logBuf{}, passes: make(chan controller.PassReport, 16), faults: fs}
 	r.start(t)
 	t.Cleanup(func() { _ = r.store.Close() })
 	return r
@@ -92,7 +97,7 @@ func (r *rig) start(t *testing.T) {
 	cfg := autoscaler.DefaultStepConfig()
 	r.c, err = controller.New(controller.Options{
 		Store: st, Target: r.fleet, Discovery: r.fleet, Scraper: r.fleet,
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace,
+		Policy: controller.StepPolicyWithFaults(cfg, r.faults), StartupGrace: cfg.StartupGrace, Faults: r.faults,
 		Clock: r.clock, Tickers: r.tickers,
 		Logger:      slog.New(slog.NewJSONHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		OnPass:      func(p controller.PassReport) { r.passes <- p },

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // Change is a forced change from the API: a new max, a new count, or both.
@@ -70,6 +71,7 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 	old := e.z
 
 	var newMax, newCount int
+	lazy := false
 	if isNew {
 		newCount = 1
 		if ch.Count != nil {
@@ -87,7 +89,11 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 		if ch.Count != nil {
 			newCount = *ch.Count
 		} else if newCount > newMax {
-			newCount = newMax // lowering the max under load brings the count down at once
+			if c.o.Faults.On(faults.LoweredMaxLazy) {
+				lazy = true // the fault: the next round brings the count down (faults.go)
+			} else {
+				newCount = newMax // lowering the max under load brings the count down at once
+			}
 		}
 	}
 	switch {
@@ -103,7 +109,7 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 	case newCount < 1:
 		return ZoneView{}, c.invalid(actor, group, zone, action, &ValidationError{Field: "count",
 			Reason: fmt.Sprintf("%d is below 1", newCount)})
-	case newCount > newMax:
+	case newCount > newMax && !lazy:
 		return ZoneView{}, c.invalid(actor, group, zone, action, &ValidationError{Field: "count",
 			Reason: fmt.Sprintf("%d is above max_count %d", newCount, newMax)})
 	}

@@ -30,6 +30,9 @@ func (c *Controller) Round(ctx context.Context, group, zone, actor string) (auto
 // (an API round) or leave it dirty for the scheduler pass to write in bulk.
 func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, persistHold bool) (autoscaler.Decision, error) {
 	g, zn := e.z.Group, e.z.Zone
+	if d, ok, err := c.lazyMax(ctx, e, actor); ok {
+		return d, err
+	}
 	if d, skip := c.hpaNotDue(e, actor); skip {
 		return d, nil
 	}
@@ -63,6 +66,7 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 	if d.At.IsZero() {
 		d.At = now
 	}
+	d, next = c.linger(e, st, d, next)
 	d.From = st.Count
 	switch d.Action {
 	case autoscaler.ActionUp, autoscaler.ActionDown:
@@ -91,6 +95,7 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 		dd := d
 		e.z.LastDecision = &dd
 		e.publish(seen)
+		c.auditHold(actor, e, d)
 		if !persistHold {
 			e.dirty = true
 			return d, nil
@@ -151,6 +156,9 @@ func (c *Controller) observe(ctx context.Context, eps []fleet.Endpoint) autoscal
 			w.Reachable = err == nil
 			if !w.Reachable {
 				w.Ready = false
+				if errors.Is(err, ErrNoInflightLimit) {
+					w.Down = DownNoInflightLimit
+				}
 			}
 			if !ep.Ready {
 				w.Ready = false

@@ -26,6 +26,15 @@ const (
 	MetricCallsTotal    = "scaleproof_worker_calls_total"    // counter: calls served since start
 )
 
+// ErrNoInflightLimit: a worker's /metrics has no in-flight limit gauge. The
+// worker counts as down (never as capacity, never as low) and the decision's
+// reason says so (DownNoInflightLimit).
+var ErrNoInflightLimit = errors.New(MetricInFlightLimit + " missing")
+
+// DownNoInflightLimit is the down reason of a worker whose /metrics lacks the
+// in-flight limit.
+const DownNoInflightLimit = "its /metrics has no in-flight limit (" + MetricInFlightLimit + ")"
+
 // DefaultScrapeTimeout bounds one worker scrape.
 const DefaultScrapeTimeout = 2 * time.Second
 
@@ -77,7 +86,7 @@ func ParseWorkerMetrics(r io.Reader) (WorkerMetrics, error) {
 	}
 	limit, ok := sums[MetricInFlightLimit]
 	if !ok {
-		return WorkerMetrics{}, fmt.Errorf("parse metrics: %s missing", MetricInFlightLimit)
+		return WorkerMetrics{}, fmt.Errorf("parse metrics: %w", ErrNoInflightLimit)
 	}
 	m.InFlight, m.Limit = clampInt(in), clampInt(limit)
 	if ready, ok := sums[MetricReady]; ok {

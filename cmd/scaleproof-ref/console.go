@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/console"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 )
@@ -39,6 +41,8 @@ type consoleFlags struct {
 	targetRPS                  float64
 	startupGrace               time.Duration
 	scrapeTimeout, drain       time.Duration
+	fault                      string
+	faults                     faults.Set
 }
 
 func newConsoleCmd() *cobra.Command {
@@ -58,6 +62,7 @@ API (Authorization: Bearer KEY, keys from --keys):
   GET|PUT /api/v1/groups/{g}/zones/{z}/policy  the zone's policy: {"policy":"step"} (default) or
                                                {"policy":"hpa","hpa":{"query":"PromQL","threshold":N,...}}
   GET|PUT /api/v1/config/autorebalance         {"enabled": bool, "interval_seconds": n}
+  GET  /api/v1/config/autoscale                the step policy's settings (cooldowns, thresholds, low rounds), read-only
   GET  /api/v1/audit?group=&zone=&action=&limit=
   GET  /readyz /livez /metrics
 
@@ -98,6 +103,8 @@ Environment (used when the matching flag is not given; seconds may be fractional
 		"a worker listed not ready and younger than this, or missing from discovery within this of the last change, is starting (capacity on its way), not down. Issue 2 rule 8")
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", controller.DefaultScrapeTimeout,
 		`timeout of one worker's /metrics scrape; a worker that does not answer counts as down, never as low (seed 002 "How it decides")`)
+	f.StringVar(&o.fault, "fault", "",
+		"planted bugs to switch on, comma-separated (for `scaleproof selftest` and tests only; never in a real run): "+faultNames(faults.ComponentConsole))
 	f.DurationVar(&o.drain, "drain", 40*time.Second,
 		`on SIGTERM, /readyz turns 503, the scheduler stops and in-flight requests finish for up to this. Seed 002 "Staying up while nodes come and go": an old console pod drains for 40 s`)
 	return cmd
@@ -132,6 +139,16 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 		o.targetRPS = f
 	}
 	var errs []error
+	planted, err := faults.Parse(o.fault)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--fault: %w", err))
+	}
+	for n := range planted {
+		if f, _ := faults.Lookup(n); f.Component != faults.ComponentConsole {
+			errs = append(errs, fmt.Errorf("--fault %s: a fault of the %s, not the console", n, f.Component))
+		}
+	}
+	o.faults = planted
 	for _, req := range []struct{ flag, v string }{{"keys", o.keys}, {"state", o.state}, {"fleet", o.fleet}} {
 		if req.v == "" {
 			errs = append(errs, fmt.Errorf("--%s is required", req.flag))
@@ -197,14 +214,14 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	}
 	ctrl, err := controller.New(controller.Options{
 		Store: st, Target: fl, Discovery: fl, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Logger: log,
-		Metrics: metrics,
+		Policy: controller.StepPolicyWithFaults(cfg, o.faults), StartupGrace: cfg.StartupGrace, Logger: log,
+		Metrics: metrics, Faults: o.faults,
 	})
 	if err != nil {
 		return err
 	}
 	health := &serve.Health{}
-	h, err := console.New(console.Options{Controller: ctrl, Store: st, Keys: keys, Health: health, Logger: log})
+	h, err := console.New(console.Options{Controller: ctrl, Store: st, Keys: keys, Health: health, Logger: log, Step: &cfg})
 	if err != nil {
 		return err
 	}
@@ -224,7 +241,10 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 		"up_cooldown", cfg.UpCooldown.String(), "down_cooldown", cfg.DownCooldown.String(),
 		"target_rps", cfg.TargetRPS, "startup_grace", cfg.StartupGrace.String(),
 		"scrape_timeout", o.scrapeTimeout.String(), "drain", o.drain.String(),
-		"autorebalance", ar.Enabled, "interval", ar.Interval.String())
+		"autorebalance", ar.Enabled, "interval", ar.Interval.String(), "faults", o.faults.String())
+	if len(o.faults) > 0 {
+		log.Warn("planted faults switched on: this console breaks the autoscaling contract on purpose", "faults", o.faults.String())
+	}
 
 	err = serve.Run(ctx, ln, h, health, serve.Options{
 		Addr: o.listen, Drain: o.drain, Logger: log,
@@ -235,4 +255,18 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 		log.Error("scheduler", "err", serr)
 	}
 	return err
+}
+
+// faultNames lists the catalogue's faults of component with what each does.
+func faultNames(component string) string {
+	var out []string
+	for _, f := range faults.Catalog {
+		if f.Component == component {
+			out = append(out, f.Name+" ("+f.Doc+")")
+		}
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }

@@ -57,6 +57,7 @@ service up while it does.
   scaleproof run --profile published   the seed's own settings (scheduler 20 s, cooldowns 30/120 s)
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
+  scaleproof selftest                  plant each known bug in the reference system and show which fact catches it
   scaleproof report RESULTS...         the published table from results files
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
 
@@ -64,7 +65,7 @@ Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 inte
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newSelftestCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },

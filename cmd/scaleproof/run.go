@@ -162,15 +162,9 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		pf = local.New(local.Config{
-			Bin: bin, WorkDir: filepath.Join(dir, "local"), Group: o.group,
-			UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
-			TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
-			Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
-				Drain: max(prof.ConsoleDrain, 5*time.Second)},
-			Log:        log.With("part", "platform"),
-			Prometheus: o.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
-		})
+		cfg := localConfig(bin, filepath.Join(dir, "local"), o.group, prof, log.With("part", "platform"))
+		cfg.Prometheus, cfg.InflightMaxAge = o.localPrometheus(prof), scenarios.HPAFor(prof).InflightMaxAge
+		pf = local.New(cfg)
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
@@ -316,4 +310,18 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		return withCode(code, errors.New(reason))
 	}
 	return nil
+}
+
+// localConfig is the local platform for profile prof: the console's
+// cooldowns, grace, target rate and drain, the workers' in-flight limit,
+// call length and boot delay.
+func localConfig(bin, workDir, group string, prof scenarios.Profile, log *slog.Logger) local.Config {
+	return local.Config{
+		Bin: bin, WorkDir: workDir, Group: group,
+		UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
+		TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
+		Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
+			Drain: max(prof.ConsoleDrain, 5*time.Second)},
+		Log: log,
+	}
 }

@@ -96,6 +96,45 @@ func (c *Client) PutZone(ctx context.Context, key, g, z string, u Update) (int, 
 	return c.do(ctx, http.MethodPut, zonePath(g, z)+"/workers", key, u, nil)
 }
 
+// PutZoneView sets max and/or count and returns the zone as the PUT's
+// answer shows it (decoded only on 2xx).
+func (c *Client) PutZoneView(ctx context.Context, key, g, z string, u Update) (Zone, int, error) {
+	var out Zone
+	st, err := c.do(ctx, http.MethodPut, zonePath(g, z)+"/workers", key, u, &out)
+	return out, st, err
+}
+
+// AutoscaleConfig is GET /api/v1/config/autoscale: the step policy's
+// settings as the console runs them (a console that does not expose them
+// answers 404; the harness then uses its profile).
+type AutoscaleConfig struct {
+	Policy              string  `json:"policy"`
+	UpCooldownSeconds   float64 `json:"up_cooldown_seconds"`
+	DownCooldownSeconds float64 `json:"down_cooldown_seconds"`
+	TargetRPS           float64 `json:"target_rps"`
+	HighFraction        float64 `json:"high_fraction"`
+	MeanUpFraction      float64 `json:"mean_up_fraction"`
+	LowFraction         float64 `json:"low_fraction"`
+	LowRounds           int     `json:"low_rounds"`
+	StartupGraceSeconds float64 `json:"startup_grace_seconds"`
+	IntervalSeconds     float64 `json:"interval_seconds"`
+	SchedulerEnabled    bool    `json:"scheduler_enabled"`
+}
+
+// GetAutoscaleConfig reads the console's autoscaling settings.
+func (c *Client) GetAutoscaleConfig(ctx context.Context, key string) (AutoscaleConfig, int, error) {
+	var out AutoscaleConfig
+	st, err := c.do(ctx, http.MethodGet, "/api/v1/config/autoscale", key, nil, &out)
+	return out, st, err
+}
+
+// GetAutorebalance reads the scheduler's configuration.
+func (c *Client) GetAutorebalance(ctx context.Context, key string) (Autorebalance, int, error) {
+	var out Autorebalance
+	st, err := c.do(ctx, http.MethodGet, "/api/v1/config/autorebalance", key, nil, &out)
+	return out, st, err
+}
+
 // Rebalance triggers one decision now.
 func (c *Client) Rebalance(ctx context.Context, key, g, z string) (int, error) {
 	return c.do(ctx, http.MethodPost, zonePath(g, z)+"/rebalance", key, nil, nil)

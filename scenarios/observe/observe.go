@@ -9,7 +9,9 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -21,6 +23,20 @@ type ReadyzFailure struct {
 	At     time.Time `json:"at"`
 	Status int       `json:"status,omitempty"` // 0 when no answer
 	Err    string    `json:"err,omitempty"`
+	// TimedOut: no answer within the poll's timeout (counted apart from
+	// answers that were not 200 and from other transport errors).
+	TimedOut bool `json:"timed_out,omitempty"`
+}
+
+// Kind is how the poll failed: "timed out", "HTTP <status>" or "error".
+func (f ReadyzFailure) Kind() string {
+	switch {
+	case f.TimedOut:
+		return "timed out"
+	case f.Status != 0:
+		return fmt.Sprintf("HTTP %d", f.Status)
+	}
+	return "error"
 }
 
 // Readyz polls a console's /readyz.
@@ -53,6 +69,8 @@ func (r *Readyz) Run(ctx context.Context) {
 			f := ReadyzFailure{At: time.Now(), Status: st}
 			if err != nil {
 				f.Err = err.Error()
+				var ne net.Error
+				f.TimedOut = errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 			}
 			r.failures = append(r.failures, f)
 			if r.OnFail != nil {

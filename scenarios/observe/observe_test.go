@@ -137,3 +137,51 @@ func TestReadyzRecordsFailures(t *testing.T) {
 		t.Fatalf("polls %d failures %+v", polls, fs)
 	}
 }
+
+// A poll with no answer within the timeout is counted as timed out, apart
+// from an answer that is not 200.
+func TestReadyzTimeoutsCountedApart(t *testing.T) {
+	release := make(chan struct{})
+	var slow atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if slow.Load() {
+			select { // hold the answer past the client's timeout
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+	defer close(release)
+	for _, c := range []struct {
+		slow     bool
+		timedOut bool
+		kind     string
+	}{{false, false, "HTTP 503"}, {true, true, "timed out"}} {
+		slow.Store(c.slow)
+		got := make(chan ReadyzFailure, 1)
+		r := &Readyz{Client: consoleclient.New(srv.URL, 50*time.Millisecond), Interval: time.Hour,
+			OnFail: func(f ReadyzFailure) {
+				select {
+				case got <- f:
+				default:
+				}
+			}}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); r.Run(ctx) }()
+		var f ReadyzFailure
+		select {
+		case f = <-got:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no failed poll within 10 s")
+		}
+		cancel()
+		<-done
+		if f.TimedOut != c.timedOut || f.Kind() != c.kind {
+			t.Errorf("slow %v: failure %+v kind %q, want timed out %v, kind %q", c.slow, f, f.Kind(), c.timedOut, c.kind)
+		}
+	}
+}

@@ -120,6 +120,9 @@ type Worker struct {
 	// itself not ready.
 	Unreachable   bool
 	NotReadyGauge bool
+	// NoLimitMetric makes its scrape fail as a /metrics without the
+	// in-flight limit does (controller.ErrNoInflightLimit).
+	NoLimitMetric bool
 }
 
 // ScaleCall records one call of Scale.
@@ -261,6 +264,8 @@ func (f *Fleet) Scrape(ctx context.Context, ep fleet.Endpoint) (autoscaler.Worke
 		return s, fmt.Errorf("scrape %s: no such worker", ep.ID)
 	case w.Unreachable:
 		return s, fmt.Errorf("scrape %s: connection refused", ep.ID)
+	case w.NoLimitMetric:
+		return s, fmt.Errorf("scrape %s: parse metrics: %w", ep.ID, controller.ErrNoInflightLimit)
 	}
 	s.Reachable = true
 	s.Ready = w.Endpoint.Ready && !w.NotReadyGauge

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -51,6 +52,10 @@ type Config struct {
 	// InflightMaxAge is the edge's --inflight-max-age, the window of seed
 	// 000's in-flight summary (0: the edge's default, 1 min).
 	InflightMaxAge time.Duration
+	// Faults are planted bugs (package faults) for `scaleproof selftest`:
+	// each server is started with the ones of its component (the console's
+	// go to its --fault flag). Nil in every real run.
+	Faults faults.Set
 }
 
 // Local is the local platform.
@@ -172,6 +177,9 @@ func (l *Local) startConsole(ctx context.Context, listen string) error {
 		"--drain", c.ConsoleDrain.String()}
 	if u := l.PrometheusURL(); u != "" {
 		args = append(args, "--prometheus", u)
+	}
+	if fs := c.Faults.For(faults.ComponentConsole); len(fs) > 0 {
+		args = append(args, "--fault", fs.String())
 	}
 	p, err := startProc(ctx, c.Bin, c.Worker.LogDir, "console", args, nil, 15*time.Second)
 	if err != nil {

@@ -1,0 +1,491 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+)
+
+type selftestOpts struct {
+	faults    []string
+	profile   string
+	artifacts string
+	refBin    string
+	group     string
+	parallel  int
+	jsonOut   bool
+	quiet     bool
+}
+
+func newSelftestCmd() *cobra.Command {
+	o := &selftestOpts{}
+	c := &cobra.Command{
+		Use:   "selftest",
+		Short: "Prove the verdicts catch broken autoscalers: plant each known bug in the reference system and see a fact fail",
+		Long: `selftest proves that scaleproof's verdicts catch the bugs they are meant to catch.
+
+It runs a clean baseline (the five scenarios and every other scenario the
+faults need, on the reference system as local processes) and then, once per planted bug of the
+reference system's fault catalogue, that fault's scenarios on a fresh local
+platform with only that bug switched on. Each fault is a realistic bug that
+breaks one rule of the autoscaling contract (Ramen 0.7.5's "How it decides"
+and "Audit and logs"): a step up inside the up cooldown, a step down straight
+to 1, one worker at a time instead of the proportional step, holds in the
+audit log, a lowered max applied only by the next round, and so on.
+
+It prints one row per fault: the fault, the rule it breaks, the scenario and
+the first fact that failed (the fact that caught it). The self-test fails
+(exit 1) when a fault is caught by no fact, or when the clean baseline fails;
+a platform that cannot be brought up is exit 3, Ctrl-C exit 130.
+
+Faults run in parallel (--parallel), each on its own platform on 127.0.0.1
+with every port picked by the system. The default profile "selftest" is quick's
+load on a faster clock (scheduler every 1 s, cooldowns 4 s up / 6 s down),
+shaped so each bug shows within seconds.
+
+Artifacts ($ARTIFACTS, else ./_artifacts/selftest-<id>): baseline/ and one
+folder per fault, each with its results.jsonl and process logs, and
+selftest.json and selftest.md with the table.`,
+		Example: `  scaleproof selftest
+  scaleproof selftest --faults plus-one-steps,drop-to-one
+  scaleproof selftest --parallel 1 --artifacts /tmp/selftest`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSelftest(cmd, o) },
+	}
+	f := c.Flags()
+	f.StringSliceVar(&o.faults, "faults", nil, "comma-separated fault names (default: every fault of the catalogue): "+catalogNames())
+	f.StringVar(&o.profile, "profile", "selftest", "settings: selftest (fast), quick or published")
+	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/selftest-<run-id>)")
+	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
+	f.StringVar(&o.group, "group", "scaleproof", "the group whose zones the scenarios create")
+	f.IntVar(&o.parallel, "parallel", 3, "platforms run at once (each its own console, edge and workers; 1..8)")
+	f.BoolVar(&o.jsonOut, "json", false, "print the result as JSON on stdout instead of the table")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress lines; only the table (or JSON) and errors")
+	return c
+}
+
+func catalogNames() string {
+	var names []string
+	for _, f := range faults.Catalog {
+		names = append(names, f.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// SelftestRow is one row of the self-test's table.
+type SelftestRow struct {
+	Fault     string  `json:"fault"`               // "" for the baseline
+	Rule      string  `json:"rule"`                // the rule it breaks
+	Component string  `json:"component,omitempty"` // console, edge, worker
+	Scenario  string  `json:"scenario"`            // the scenario whose fact caught it
+	Fact      string  `json:"fact"`                // the first failing fact
+	Detail    string  `json:"detail,omitempty"`    // that fact's detail
+	Caught    bool    `json:"caught"`
+	Error     string  `json:"error,omitempty"` // the platform or a scenario could not run
+	Results   string  `json:"results"`         // its results.jsonl
+	TookS     float64 `json:"took_s"`
+}
+
+// SelftestReport is selftest.json.
+type SelftestReport struct {
+	Profile  string        `json:"profile"`
+	Started  time.Time     `json:"started"`
+	TookS    float64       `json:"took_s"`
+	Parallel int           `json:"parallel"`
+	Baseline BaselineRow   `json:"baseline"`
+	Faults   []SelftestRow `json:"faults"`
+	Passed   bool          `json:"passed"`
+	Reason   string        `json:"reason,omitempty"`
+}
+
+// BaselineRow is the clean run.
+type BaselineRow struct {
+	Scenarios []string          `json:"scenarios"`
+	Passed    bool              `json:"passed"`
+	Failed    []string          `json:"failed,omitempty"` // "scenario: fact"
+	Error     string            `json:"error,omitempty"`
+	Verdicts  []reports.Verdict `json:"verdicts"`
+	Results   string            `json:"results"`
+	TookS     float64           `json:"took_s"`
+}
+
+// suiteRun is one platform's run: a set of faults (none for the baseline)
+// and the scenarios to run against it.
+type suiteRun struct {
+	name      string // folder name: "baseline" or the fault's name
+	faults    faults.Set
+	scenarios []scenarios.Scenario
+	verdicts  []reports.Verdict
+	results   string
+	upErr     error
+	took      time.Duration
+}
+
+func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
+	prof, err := scenarios.ProfileByName(o.profile)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if o.parallel < 1 || o.parallel > 8 {
+		return withCode(exitUsage, fmt.Errorf("--parallel %d: want 1..8", o.parallel))
+	}
+	var list []faults.Fault
+	if len(o.faults) == 0 {
+		list = slices.Clone(faults.Catalog)
+	} else {
+		for _, n := range o.faults {
+			f, ok := faults.Lookup(strings.TrimSpace(n))
+			if !ok {
+				return withCode(exitUsage, fmt.Errorf("--faults: unknown fault %q (known: %s)", n, catalogNames()))
+			}
+			list = append(list, f)
+		}
+	}
+	if len(list) == 0 {
+		return withCode(exitUsage, errors.New("the fault catalogue is empty: nothing to test"))
+	}
+	// The baseline: the five, then every other scenario a fault needs.
+	var need []string
+	for _, sc := range scenarios.All() {
+		need = append(need, sc.Name)
+	}
+	runs := make([]*suiteRun, 0, len(list)+1)
+	for _, f := range list {
+		if len(f.Scenarios) == 0 {
+			return withCode(exitUsage, fmt.Errorf("fault %s names no scenario to run", f.Name))
+		}
+		scs, err := scenarios.Select(f.Scenarios)
+		if err != nil {
+			return withCode(exitUsage, fmt.Errorf("fault %s: %w", f.Name, err))
+		}
+		for _, n := range f.Scenarios {
+			if !slices.Contains(need, n) {
+				need = append(need, n)
+			}
+		}
+		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs})
+	}
+	base, err := scenarios.Select(need)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	runs = append([]*suiteRun{{name: "baseline", scenarios: base}}, runs...)
+
+	bin, err := findRefBin(o.refBin)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	runID := newRunID()
+	dir := o.artifacts
+	if dir == "" {
+		if a := os.Getenv("ARTIFACTS"); a != "" {
+			dir = a
+		} else {
+			dir = filepath.Join("_artifacts", "selftest-"+runID)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
+	}
+	logf, err := os.Create(filepath.Join(dir, "selftest.log"))
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	defer logf.Close()
+	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-sigc:
+		case <-ctx.Done():
+			return
+		}
+		close(interrupted)
+		fmt.Fprintln(os.Stderr, "\nscaleproof: interrupted; tearing down (Ctrl-C again to exit now)")
+		cancel()
+		select {
+		case <-sigc:
+			os.Exit(exitInterrupted)
+		case <-time.After(5 * time.Minute):
+		}
+	}()
+
+	stderr := cmd.ErrOrStderr()
+	var sayMu sync.Mutex
+	say := func(format string, args ...any) {
+		if !o.quiet {
+			sayMu.Lock()
+			fmt.Fprintf(stderr, format+"\n", args...)
+			sayMu.Unlock()
+		}
+	}
+	say("scaleproof selftest: %d faults, profile %s, %d platforms at once; artifacts in %s", len(list), prof.Name, o.parallel, dir)
+	started := time.Now()
+	sem := make(chan struct{}, o.parallel)
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		wg.Go(func() {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				r.upErr = ctx.Err()
+				return
+			}
+			defer func() { <-sem }()
+			if ctx.Err() != nil {
+				r.upErr = ctx.Err()
+				return
+			}
+			runSuite(ctx, r, bin, filepath.Join(dir, r.name), o.group, prof, log.With("run", r.name))
+			row := judgeFault(r)
+			switch {
+			case r.name == "baseline":
+				b := judgeBaseline(r)
+				say("  baseline: %s (%.0f s)", passWord(b.Passed), r.took.Seconds())
+			case row.Caught:
+				say("  %-22s caught by %s: %s (%.0f s)", r.name, row.Scenario, row.Fact, r.took.Seconds())
+			default:
+				say("  %-22s NOT CAUGHT %s (%.0f s)", r.name, row.Error, r.took.Seconds())
+			}
+		})
+	}
+	wg.Wait()
+
+	rep := SelftestReport{Profile: prof.Name, Started: started, TookS: time.Since(started).Seconds(), Parallel: o.parallel,
+		Baseline: judgeBaseline(runs[0]), Passed: true}
+	code := exitOK
+	var reasons []string
+	if !rep.Baseline.Passed {
+		rep.Passed = false
+		reasons = append(reasons, "the clean baseline failed")
+	}
+	infra := runs[0].upErr != nil
+	for i, f := range list {
+		row := judgeFault(runs[i+1])
+		row.Rule, row.Component = f.Rule, f.Component
+		rep.Faults = append(rep.Faults, row)
+		if !row.Caught {
+			rep.Passed = false
+			reasons = append(reasons, "fault "+f.Name+" was not caught")
+		}
+		if runs[i+1].upErr != nil {
+			infra = true
+		}
+	}
+	rep.Reason = strings.Join(reasons, "; ")
+	select {
+	case <-interrupted:
+		code, rep.Passed, rep.Reason = exitInterrupted, false, "interrupted"
+	default:
+		switch {
+		case infra && !rep.Passed:
+			code = exitInfra
+		case !rep.Passed:
+			code = exitFailed
+		}
+	}
+	if b, err := json.MarshalIndent(rep, "", "  "); err == nil {
+		_ = os.WriteFile(filepath.Join(dir, "selftest.json"), append(b, '\n'), 0o644)
+	}
+	if mf, err := os.Create(filepath.Join(dir, "selftest.md")); err == nil {
+		writeSelftestMarkdown(mf, rep)
+		mf.Close()
+	}
+	out := cmd.OutOrStdout()
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(rep)
+	} else {
+		fmt.Fprintln(out)
+		writeSelftestTable(out, rep)
+		fmt.Fprintf(out, "\nselftest: %s in %.0f s; artifacts in %s\n", passWord(rep.Passed), rep.TookS, dir)
+	}
+	if code != exitOK {
+		return withCode(code, errors.New("selftest: "+rep.Reason))
+	}
+	return nil
+}
+
+func passWord(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// runSuite brings up a local platform with r's faults, runs r's scenarios,
+// writes their results into dir and tears the platform down.
+func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof scenarios.Profile, log *slog.Logger) {
+	start := time.Now()
+	defer func() { r.took = time.Since(start) }()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		r.upErr = err
+		return
+	}
+	cfg := localConfig(bin, filepath.Join(dir, "local"), group, prof, log.With("part", "platform"))
+	cfg.Faults = r.faults
+	pf := local.New(cfg)
+	settings := prof.Settings()
+	settings["faults"] = r.faults.String()
+	r.results = filepath.Join(dir, "results.jsonl")
+	w, err := reports.Create(r.results, reports.RunMeta{RunID: newRunID(), Version: version, Commit: commit,
+		Platform: "local", Profile: prof.Name, Settings: settings, Started: start})
+	if err != nil {
+		r.upErr = err
+		return
+	}
+	ep, err := pf.Up(ctx)
+	if err != nil {
+		r.upErr = fmt.Errorf("platform up: %w", err)
+		log.Error("platform up failed", "err", err)
+	} else {
+		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
+		r.verdicts = env.Run(ctx, r.scenarios)
+	}
+	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := pf.DumpLogs(dctx, filepath.Join(dir, "logs")); err != nil {
+		log.Warn("dump logs", "err", err)
+	}
+	if err := pf.Down(dctx); err != nil {
+		log.Warn("platform down", "err", err)
+	}
+	row := reports.SummaryRow("local", r.verdicts)
+	_ = w.Write(reports.KindSummary, row)
+	code := exitOK
+	if r.upErr != nil {
+		code = exitInfra
+	} else if !row.Passed {
+		code = exitFailed
+	}
+	if err := w.Close(reports.End{Ended: time.Now(), ExitCode: code}); err != nil {
+		log.Warn("results close", "err", err)
+	}
+}
+
+// judgeFault finds the first failing fact of a fault's run, in scenario
+// order. Only a failing fact catches a fault: a scenario that could not run
+// (its error) does not.
+func judgeFault(r *suiteRun) SelftestRow {
+	row := SelftestRow{Fault: r.name, Results: r.results, TookS: r.took.Seconds()}
+	if r.upErr != nil {
+		row.Error = r.upErr.Error()
+		return row
+	}
+	var errs []string
+	for _, v := range r.verdicts {
+		for _, f := range v.Facts {
+			if !f.Passed {
+				row.Scenario, row.Fact, row.Detail, row.Caught = v.Scenario, f.Name, f.Detail, true
+				return row
+			}
+		}
+		if v.Error != "" {
+			errs = append(errs, v.Scenario+": "+v.Error)
+		}
+	}
+	if len(r.verdicts) < len(r.scenarios) {
+		errs = append(errs, fmt.Sprintf("%d of %d scenarios ran", len(r.verdicts), len(r.scenarios)))
+	}
+	if len(errs) > 0 {
+		row.Error = strings.Join(errs, "; ")
+	} else {
+		row.Error = "every fact passed"
+	}
+	return row
+}
+
+func judgeBaseline(r *suiteRun) BaselineRow {
+	b := BaselineRow{Verdicts: r.verdicts, Results: r.results, TookS: r.took.Seconds(), Passed: r.upErr == nil}
+	for _, sc := range r.scenarios {
+		b.Scenarios = append(b.Scenarios, sc.Name)
+	}
+	if r.upErr != nil {
+		b.Error = r.upErr.Error()
+	}
+	if len(r.verdicts) < len(r.scenarios) {
+		b.Passed = false
+	}
+	for _, v := range r.verdicts {
+		if !v.Passed {
+			b.Passed = false
+		}
+		for _, f := range v.Facts {
+			if !f.Passed {
+				b.Failed = append(b.Failed, v.Scenario+": "+f.Name+" ("+f.Detail+")")
+			}
+		}
+		if v.Error != "" {
+			b.Failed = append(b.Failed, v.Scenario+": "+v.Error)
+		}
+	}
+	return b
+}
+
+func writeSelftestTable(w io.Writer, rep SelftestReport) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "Fault\tRule it breaks\tScenario\tFact that caught it")
+	for _, r := range rep.Faults {
+		sc, f := r.Scenario, r.Fact
+		if !r.Caught {
+			sc, f = "-", "NOT CAUGHT: "+r.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Fault, r.Rule, sc, f)
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nclean baseline (%s): %s", strings.Join(rep.Baseline.Scenarios, ", "), passWord(rep.Baseline.Passed))
+	if len(rep.Baseline.Failed) > 0 {
+		fmt.Fprintf(w, ": %s", strings.Join(rep.Baseline.Failed, "; "))
+	}
+	if rep.Baseline.Error != "" {
+		fmt.Fprintf(w, " (%s)", rep.Baseline.Error)
+	}
+	fmt.Fprintln(w)
+}
+
+func writeSelftestMarkdown(w io.Writer, rep SelftestReport) {
+	md := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+	fmt.Fprintf(w, "# scaleproof selftest: %s\n\nProfile %s, %d platforms at once, %.0f s.\n\n", passWord(rep.Passed), rep.Profile, rep.Parallel, rep.TookS)
+	fmt.Fprintln(w, "| Fault | Rule it breaks | Scenario | Fact that caught it |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- |")
+	for _, r := range rep.Faults {
+		sc, f := r.Scenario, r.Fact
+		if !r.Caught {
+			sc, f = "-", "**not caught**: "+r.Error
+		}
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", r.Fault, md(r.Rule), sc, md(f))
+	}
+	fmt.Fprintf(w, "\nClean baseline (%s): **%s**\n", strings.Join(rep.Baseline.Scenarios, ", "), passWord(rep.Baseline.Passed))
+	for _, f := range rep.Baseline.Failed {
+		fmt.Fprintf(w, "- %s\n", md(f))
+	}
+	if rep.Reason != "" {
+		fmt.Fprintf(w, "\n%s\n", rep.Reason)
+	}
+}

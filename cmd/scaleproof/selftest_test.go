@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+)
+
+func TestJudgeFault(t *testing.T) {
+	sc, _ := scenarios.Select([]string{"sustained", "max-1"})
+	for _, c := range []struct {
+		name   string
+		run    suiteRun
+		caught bool
+		fact   string
+		errHas string
+	}{
+		{"first failing fact in scenario order", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
+			{Scenario: "sustained", Facts: []reports.Fact{{Name: "a", Passed: true}, {Name: "b", Passed: false}, {Name: "c", Passed: false}}},
+			{Scenario: "max-1", Facts: []reports.Fact{{Name: "d", Passed: false}}},
+		}}, true, "b", ""},
+		{"every fact passed", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
+			{Scenario: "sustained", Passed: true, Facts: []reports.Fact{{Name: "a", Passed: true}}},
+			{Scenario: "max-1", Passed: true, Facts: []reports.Fact{{Name: "d", Passed: true}}},
+		}}, false, "", "every fact passed"},
+		{"a scenario error is not a catch", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
+			{Scenario: "sustained", Error: "create zone: HTTP 502", Facts: nil},
+		}}, false, "", "create zone: HTTP 502; 1 of 2 scenarios ran"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			row := judgeFault(&c.run)
+			if row.Caught != c.caught || row.Fact != c.fact || !strings.Contains(row.Error, c.errHas) {
+				t.Errorf("row %+v, want caught %v by %q, error with %q", row, c.caught, c.fact, c.errHas)
+			}
+		})
+	}
+	b := judgeBaseline(&suiteRun{scenarios: sc, verdicts: []reports.Verdict{{Scenario: "sustained", Passed: true}}})
+	if b.Passed {
+		t.Errorf("a baseline that ran 1 of 2 scenarios passed: %+v", b)
+	}
+}
+
+// TestSelftestOnLocal is `scaleproof selftest`: a clean baseline and every
+// planted fault of the catalogue on the local platform (selftest profile);
+// every fault must be caught by a failing fact and the baseline must pass.
+func TestSelftestOnLocal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("self-test skipped in -short mode")
+	}
+	dir := t.TempDir()
+	harness, ref := buildBinaries(t, dir)
+	art := filepath.Join(dir, "artifacts")
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, harness, "selftest", "--ref-bin", ref, "--artifacts", art, "--json", "--quiet")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var rep SelftestReport
+	if jerr := json.Unmarshal(stdout.Bytes(), &rep); jerr != nil {
+		t.Fatalf("selftest: %v; decode --json: %v\nstderr:\n%s\nstdout:\n%s", err, jerr, stderr.String(), stdout.String())
+	}
+	t.Logf("selftest took %.0f s wall (%.0f s reported), %d platforms at once", time.Since(start).Seconds(), rep.TookS, rep.Parallel)
+	for _, r := range rep.Faults {
+		t.Logf("%-22s %-12s %s", r.Fault, r.Scenario, r.Fact)
+	}
+	if err != nil {
+		t.Errorf("selftest: %v (reason %q)\nstderr:\n%s", err, rep.Reason, stderr.String())
+	}
+	if !rep.Passed || !rep.Baseline.Passed {
+		t.Errorf("selftest passed %v, baseline passed %v: %v", rep.Passed, rep.Baseline.Passed, rep.Baseline.Failed)
+	}
+	if len(rep.Faults) != len(faults.Catalog) {
+		t.Errorf("%d faults in the report, the catalogue has %d", len(rep.Faults), len(faults.Catalog))
+	}
+	for _, r := range rep.Faults {
+		if !r.Caught || r.Fact == "" {
+			t.Errorf("fault %s not caught: %s", r.Fault, r.Error)
+		}
+		if res, err := reports.Read(r.Results); err != nil || res.Incomplete || len(res.Verdicts) == 0 {
+			t.Errorf("fault %s: results %s: %v", r.Fault, r.Results, err)
+		}
+	}
+	for _, f := range []string{"selftest.json", "selftest.md"} {
+		if _, err := os.Stat(filepath.Join(art, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}

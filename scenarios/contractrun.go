@@ -1,0 +1,105 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+)
+
+// contractSettings reads the settings the contract facts depend on from the
+// target's own configuration (GET /api/v1/config/autoscale, and the
+// scheduler's interval from GET /api/v1/config/autorebalance) when the
+// console exposes it, else from the run's profile; Source says which. The
+// in-flight limit always comes from the profile (the console API does not
+// show the workers' /metrics).
+func (e *Env) contractSettings(ctx context.Context) ContractSettings {
+	p := e.Profile
+	cs := ContractSettings{UpCooldown: p.UpCooldown, DownCooldown: p.DownCooldown, Interval: p.SchedulerInterval,
+		LowRounds: 3, MeanUpFraction: 0.5, TargetRPS: p.TargetRPS, MaxInflight: p.MaxInflight,
+		Slack: max(p.SampleInterval, time.Second)}
+	key := e.Endpoints.Keys.SuperAdmin.Key
+	ac, st, err := e.Console.GetAutoscaleConfig(ctx, key)
+	if err == nil && st == http.StatusOK && ac.LowRounds > 0 && ac.MeanUpFraction > 0 && ac.TargetRPS > 0 {
+		cs.UpCooldown = secondsDur(ac.UpCooldownSeconds)
+		cs.DownCooldown = secondsDur(ac.DownCooldownSeconds)
+		cs.LowRounds, cs.MeanUpFraction, cs.TargetRPS = ac.LowRounds, ac.MeanUpFraction, ac.TargetRPS
+		if ac.IntervalSeconds > 0 {
+			cs.Interval = secondsDur(ac.IntervalSeconds)
+		}
+		cs.Source = fmt.Sprintf("the console's GET /api/v1/config/autoscale; in-flight limit %d from the profile %s", p.MaxInflight, p.Name)
+		return cs
+	}
+	cs.Source = fmt.Sprintf("the profile %s (the console's GET /api/v1/config/autoscale: %s)", p.Name, httpDetail(st, err))
+	if ar, st, err := e.Console.GetAutorebalance(ctx, key); err == nil && st == http.StatusOK && ar.IntervalSeconds > 0 {
+		cs.Interval = secondsDur(ar.IntervalSeconds)
+		cs.Source += "; interval from GET /api/v1/config/autorebalance"
+	}
+	return cs
+}
+
+func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// judgeContract adds the contract facts (contract.go) for the scenario's
+// zone: its audit trail, its samples and loads. Zones on the hpa policy
+// follow upstream HPA's rules, not the step policy's: only the audit facts
+// apply to them.
+func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
+	e := s.env
+	if s.sampler == nil {
+		return
+	}
+	entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
+	if !s.Check("the zone's audit trail is readable", err == nil && st == http.StatusOK, "%s, %d entries", httpDetail(st, err), len(entries)) {
+		return
+	}
+	s.mu.Lock()
+	tr := Trace{Max: s.maxCount, Audit: entries, Samples: s.Samples(), Lowered: append([]MaxLowering(nil), s.lowered...), End: end}
+	loads := append([]*loadRun(nil), s.loads...)
+	s.mu.Unlock()
+	for _, l := range loads {
+		tr.Loads = append(tr.Loads, l.window())
+	}
+	cs := e.contract
+	if cs.Interval == 0 {
+		cs = e.contractSettings(ctx)
+	}
+	facts := JudgeContract(cs, tr)
+	for _, f := range facts {
+		if e.Policy == PolicyHPA && !auditFact(f.Name) {
+			continue
+		}
+		s.Check(f.Name, f.Passed, "%s", f.Detail)
+	}
+}
+
+func auditFact(name string) bool {
+	switch name {
+	case "holds are not audited", "every change of the count has exactly one audit entry":
+		return true
+	}
+	return len(name) > 22 && name[:22] == "every change's audit e"
+}
+
+// lowerMax is an admin's PUT max_count under the count, recorded with what
+// its answer and a GET right after it showed (FactLoweredMaxInRequest).
+func (s *Scope) lowerMax(ctx context.Context, to int) (int, error) {
+	e := s.env
+	z, st, err := e.Console.PutZoneView(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{MaxCount: &to})
+	at := time.Now()
+	l := MaxLowering{At: at, To: to, PutCount: -1, GetCount: -1}
+	if err == nil && st == http.StatusOK {
+		l.PutCount = z.Count
+	}
+	g, gst, gerr := e.Console.GetZone(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
+	if gerr == nil && gst == http.StatusOK {
+		l.GetCount = g.Count
+	}
+	l.Detail = fmt.Sprintf("PUT %s, GET %s %s after it", httpDetail(st, err), httpDetail(gst, gerr), time.Since(at).Round(time.Millisecond))
+	s.mu.Lock()
+	s.lowered = append(s.lowered, l)
+	s.mu.Unlock()
+	return st, err
+}
