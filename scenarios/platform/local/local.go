@@ -71,6 +71,7 @@ type Local struct {
 	prom      *promserver.Server // started by the platform; nil otherwise
 	promURL   string             // the Prometheus in use; "" when none
 	sd        *fileSD            // its file_sd file; nil without Prometheus
+	frozen    map[string]*proc   // workers Freeze stopped, by ID (faults.go)
 }
 
 var _ platform.Platform = (*Local)(nil)
@@ -275,6 +276,7 @@ func (l *Local) Down(ctx context.Context) error {
 	l.down = true
 	edge, console := l.edge, l.console
 	l.mu.Unlock()
+	l.thawAll()
 	var errs []error
 	if edge != nil {
 		errs = append(errs, edge.stop(10*time.Second))
