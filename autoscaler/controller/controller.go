@@ -14,6 +14,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // Actor of the scheduler's rounds in the audit log and logs.
@@ -98,6 +99,10 @@ type Options struct {
 	// Metrics answers the queries of hpa zones (hpa_round.go); nil: every
 	// hpa round reads a failed metric and holds.
 	Metrics MetricSource
+	// Faults are planted bugs (internal/faults) for the self-test; nil in
+	// every real run. New honours forget-cooldown-on-restart; the policy's
+	// faults come with FaultyPolicy.
+	Faults faults.Set
 }
 
 // Controller runs rounds and forced changes over the zones of the store.
@@ -180,6 +185,9 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: load zones: %w: %w", ErrStore, err)
 	}
 	for _, z := range zs {
+		if o.Faults.On(faults.ForgetCooldownOnRestart) {
+			z.LastChange = time.Time{}
+		}
 		e := &zoneEntry{exists: true, z: z}
 		e.st = autoscaler.ZoneState{Count: z.Count, Max: z.MaxCount, LastChange: z.LastChange}
 		e.publish(nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/console"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 )
@@ -39,6 +40,8 @@ type consoleFlags struct {
 	targetRPS                  float64
 	startupGrace               time.Duration
 	scrapeTimeout, drain       time.Duration
+	fault                      string
+	faults                     faults.Set
 }
 
 func newConsoleCmd() *cobra.Command {
@@ -100,6 +103,7 @@ Environment (used when the matching flag is not given; seconds may be fractional
 		`timeout of one worker's /metrics scrape; a worker that does not answer counts as down, never as low (seed 002 "How it decides")`)
 	f.DurationVar(&o.drain, "drain", 40*time.Second,
 		`on SIGTERM, /readyz turns 503, the scheduler stops and in-flight requests finish for up to this. Seed 002 "Staying up while nodes come and go": an old console pod drains for 40 s`)
+	addFaultFlag(f, &o.fault, "console")
 	return cmd
 }
 
@@ -156,6 +160,11 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 	if err := o.stepConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if set, err := parseFaults(o.fault, "console"); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.faults = set
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -197,8 +206,8 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	}
 	ctrl, err := controller.New(controller.Options{
 		Store: st, Target: fl, Discovery: fl, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Logger: log,
-		Metrics: metrics,
+		Policy: controller.FaultyPolicy(controller.StepPolicy(cfg), o.faults), StartupGrace: cfg.StartupGrace, Logger: log,
+		Metrics: metrics, Faults: o.faults,
 	})
 	if err != nil {
 		return err
@@ -224,7 +233,7 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 		"up_cooldown", cfg.UpCooldown.String(), "down_cooldown", cfg.DownCooldown.String(),
 		"target_rps", cfg.TargetRPS, "startup_grace", cfg.StartupGrace.String(),
 		"scrape_timeout", o.scrapeTimeout.String(), "drain", o.drain.String(),
-		"autorebalance", ar.Enabled, "interval", ar.Interval.String())
+		"autorebalance", ar.Enabled, "interval", ar.Interval.String(), "faults", o.faults.String())
 
 	err = serve.Run(ctx, ln, h, health, serve.Options{
 		Addr: o.listen, Drain: o.drain, Logger: log,

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -51,6 +52,10 @@ type Config struct {
 	// InflightMaxAge is the edge's --inflight-max-age, the window of seed
 	// 000's in-flight summary (0: the edge's default, 1 min).
 	InflightMaxAge time.Duration
+	// Faults are planted bugs (internal/faults) for the self-test and
+	// tests, never set by `scaleproof run`: each goes to the --fault flag of
+	// the server its Component names (console, edge, every worker).
+	Faults faults.Set
 }
 
 // Local is the local platform.
@@ -86,9 +91,12 @@ func New(cfg Config) *Local {
 	}
 	cfg.Worker.Bin = cfg.Bin
 	cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
-	if cfg.Worker.PreStop == 0 {
-		cfg.Worker.PreStop = 2 * cfg.Discovery
+	if cfg.Worker.DrainDelay == 0 {
+		// The worker keeps serving two discovery refreshes after SIGTERM,
+		// so the edge has stopped routing to it before its listener closes.
+		cfg.Worker.DrainDelay = 2 * cfg.Discovery
 	}
+	cfg.Worker.Faults = faultsOf(cfg.Faults, "worker")
 	return &Local{cfg: cfg, log: cfg.Log}
 }
 
@@ -143,6 +151,9 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	if c.InflightMaxAge > 0 {
 		edgeArgs = append(edgeArgs, "--inflight-max-age", c.InflightMaxAge.String())
 	}
+	if f := faultsOf(c.Faults, "edge"); f != "" {
+		edgeArgs = append(edgeArgs, "--fault", f)
+	}
 	edge, err := startProc(ctx, c.Bin, c.Worker.LogDir, "edge", edgeArgs, nil, 15*time.Second)
 	if err != nil {
 		return platform.Endpoints{}, fmt.Errorf("local: %w", err)
@@ -173,6 +184,9 @@ func (l *Local) startConsole(ctx context.Context, listen string) error {
 		"--drain", c.ConsoleDrain.String()}
 	if u := l.PrometheusURL(); u != "" {
 		args = append(args, "--prometheus", u)
+	}
+	if f := faultsOf(c.Faults, "console"); f != "" {
+		args = append(args, "--fault", f)
 	}
 	p, err := startProc(ctx, c.Bin, c.Worker.LogDir, "console", args, nil, 15*time.Second)
 	if err != nil {
@@ -297,6 +311,18 @@ func (l *Local) Down(ctx context.Context) error {
 	}
 	errs = append(errs, l.stopPrometheus())
 	return errors.Join(errs...)
+}
+
+// faultsOf is the --fault value of component's server: the faults of set
+// that component carries ("" when none).
+func faultsOf(set faults.Set, component string) string {
+	sub := faults.Set{}
+	for n := range set {
+		if f, ok := faults.Lookup(n); ok && f.Component == component {
+			sub[n] = true
+		}
+	}
+	return sub.String()
 }
 
 // waitReady waits until url answers 200 (see serve.WaitOK).
