@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -27,12 +28,14 @@ type Scope struct {
 	stopSamp context.CancelFunc
 	sampDone chan struct{}
 
-	mu      sync.Mutex
-	phase   string
-	facts   []reports.Fact
-	loads   []*loadRun
-	verdict reports.Verdict
-	policy  consoleclient.PolicyView // the zone's policy as the console resolved it (policy.go)
+	mu       sync.Mutex
+	phase    string
+	facts    []reports.Fact
+	loads    []*loadRun
+	verdict  reports.Verdict
+	policy   consoleclient.PolicyView // the zone's policy as the console resolved it (policy.go)
+	outages  [][2]time.Time           // console outages the scenario caused (contract.go)
+	noFiveXX bool                     // the scenario judges its failed calls itself
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -175,7 +178,12 @@ func (s *Scope) Load(ctx context.Context, d time.Duration) *loadRun {
 // loadProfile starts a load with profile lp against the scenario's zone and
 // counts it in the scenario's calls.
 func (s *Scope) loadProfile(ctx context.Context, lp load.Profile) *loadRun {
-	l := startLoad(ctx, s.env, s, lp)
+	return s.loadWork(ctx, lp, s.env.Profile.WorkMS)
+}
+
+// loadWork is loadProfile with calls of workMS milliseconds each.
+func (s *Scope) loadWork(ctx context.Context, lp load.Profile, workMS int) *loadRun {
+	l := startLoad(ctx, s.env, s, lp, workMS)
 	s.mu.Lock()
 	s.loads = append(s.loads, l)
 	s.mu.Unlock()
@@ -228,22 +236,37 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		s.env.write(reports.KindEvent, ev)
 	}
 	s.reportAtMax()
-	if len(loads) > 0 {
+	if len(loads) > 0 && !s.noFiveXX {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}
 	if s.env.readyz != nil {
 		_, fails := s.env.readyz.Stats()
 		var mine []string
+		planned := 0
 		for _, f := range fails {
 			if !f.At.Before(s.Start) && !f.At.After(end) {
+				if s.inPlannedOutage(f.At) {
+					planned++
+					continue
+				}
 				mine = append(mine, fmt.Sprintf("t=%.0fs status %d %s", s.Since(f.At), f.Status, f.Err))
 			}
 		}
-		s.Check("console /readyz stayed 200", len(mine) == 0, "%d failed polls %s", len(mine), strings.Join(mine, "; "))
+		detail := fmt.Sprintf("%d failed polls %s", len(mine), strings.Join(mine, "; "))
+		if planned > 0 {
+			detail += fmt.Sprintf(" (%d more during the console restart the scenario made, not counted)", planned)
+		}
+		s.Check("console /readyz stayed 200", len(mine) == 0, "%s", detail)
 	}
 	s.mu.Lock()
 	v.Facts = append([]reports.Fact(nil), s.facts...)
 	s.mu.Unlock()
+	var sk *skipError
+	if errors.As(runErr, &sk) {
+		v.Skipped = sk.reason
+		v.Passed = false
+		return v
+	}
 	v.Passed = runErr == nil && len(v.Facts) > 0
 	for _, f := range v.Facts {
 		if !f.Passed {

@@ -2,7 +2,9 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"syscall"
 
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -54,10 +56,10 @@ func (l *Local) Thaw(_ context.Context, _, _, id string) error {
 	if p == nil {
 		return fmt.Errorf("local: thaw %s: not frozen", id)
 	}
-	if err := p.signal(syscall.SIGCONT); err != nil {
+	if err := p.signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("local: thaw %s: %w", id, err)
 	}
-	return nil
+	return nil // (a worker scaled away and killed while frozen has nothing to thaw)
 }
 
 // Kill sends SIGKILL to a listed worker of the zone; the fleet replaces it.
