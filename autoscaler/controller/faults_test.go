@@ -34,10 +34,10 @@ func TestFaultyPolicy(t *testing.T) {
 	outObs := autoscaler.Observation{Workers: []autoscaler.WorkerSample{w("a", 0, 0, now), {ID: "b", SampledAt: now}}}
 
 	for _, tc := range []struct {
-		name      string
-		on        faults.Set
-		st        autoscaler.ZoneState
-		obs       autoscaler.Observation
+		name          string
+		on            faults.Set
+		st            autoscaler.ZoneState
+		obs           autoscaler.Observation
 		clean, faulty autoscaler.Action
 	}{
 		{"ignore-rate: no step up on the rate", faults.Set{faults.IgnoreRate: true}, upSt, upObs, autoscaler.ActionUp, autoscaler.ActionHold},
