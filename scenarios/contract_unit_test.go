@@ -68,7 +68,7 @@ func TestSkipOnlyWhenNotOffered(t *testing.T) {
 	if err := skip(other); err != other {
 		t.Errorf("other error: %v", err)
 	}
-	s := &Scope{env: &Env{}, }
+	s := &Scope{env: &Env{}}
 	v := s.finish(&skipError{reason: "no access"})
 	if v.Passed || v.Skipped != "no access" || v.Error != "" {
 		t.Errorf("verdict: %+v", v)
