@@ -68,6 +68,15 @@ func TestSkippedVerdict(t *testing.T) {
 	if v := res.Views(); len(v) != 1 || v[0].Status() != "SKIP" {
 		t.Errorf("views: %+v", v)
 	}
+	var page bytes.Buffer
+	if err := RenderHTML(&page, []*Results{res}, Options{}); err != nil || !strings.Contains(page.String(), "Skipped: "+reason) ||
+		!strings.Contains(page.String(), `class="badge none">SKIP`) {
+		t.Errorf("HTML (%v) lacks the skip", err)
+	}
+	var md bytes.Buffer
+	if err := RenderMarkdown(&md, []*Results{res}, Options{}); err != nil || !strings.Contains(md.String(), "Skipped: "+reason) {
+		t.Errorf("markdown (%v):\n%s", err, md.String())
+	}
 	js := BuildJSON([]*Results{res}, Options{})
 	if s := js.Runs[0].Scenarios; len(s) != 1 || s[0].Status != "SKIP" || s[0].Skipped != reason || s[0].Passed {
 		t.Errorf("JSON: %+v", s)
