@@ -43,7 +43,7 @@ func RestartCooldown() Scenario {
 				return skip(rerr)
 			}
 			s.Check("the console restarted within the down cooldown", to.Before(changed.Add(p.DownCooldown)),
-				"restart took %.1f s, done %.1f s after the change (down cooldown %s, from the profile)",
+				"restart took %.2f s, done %.1f s after the change (down cooldown %s, from the profile)",
 				to.Sub(from).Seconds(), to.Sub(changed).Seconds(), p.DownCooldown)
 			wait := p.DownCooldown + (lowRounds+3)*p.SchedulerInterval + 10*time.Second
 			back, werr := s.WaitFor(ctx, "count back to 1", wait, func(x observe.Sample) bool { return x.Count == 1 })

@@ -115,10 +115,13 @@ func run(t *testing.T, env *scenarios.Env, names ...string) []reports.Verdict {
 func logVerdict(t *testing.T, v reports.Verdict) {
 	t.Helper()
 	mark := "PASS"
-	if !v.Passed {
+	switch {
+	case v.Skipped != "":
+		mark = "SKIP"
+	case !v.Passed:
 		mark = "FAIL"
 	}
-	t.Logf("%s %s in %.0f s (%s)", mark, v.Scenario, v.DurationS, v.Error)
+	t.Logf("%s %s in %.0f s (%s%s)", mark, v.Scenario, v.DurationS, v.Error, v.Skipped)
 	for _, f := range v.Facts {
 		t.Logf("    %s: %v: %s", f.Name, f.Passed, f.Detail)
 	}
