@@ -81,8 +81,8 @@ func Outage() Scenario {
 			}
 			low := s.minCount(frozeAt, thawAt)
 			s.Check("no step down while a worker is unreachable", len(inOutage) == 0 && low >= 2,
-				"worker %s frozen %.1f s, %.1f s past the end of the down cooldown; lowest count sampled %d; DOWNs in the outage: %v",
-				victim.ID, thawAt.Sub(frozeAt).Seconds(), thawAt.Sub(downAllowed).Seconds(), low, orNone(inOutage))
+				"worker %s frozen %.1f s, %.1f s past the end of the down cooldown (%s, from the profile); lowest count sampled %d; DOWNs in the outage: %v",
+				victim.ID, thawAt.Sub(frozeAt).Seconds(), thawAt.Sub(downAllowed).Seconds(), e.Profile.DownCooldown, low, orNone(inOutage))
 			if err := thaw(); err != nil {
 				return err
 			}

@@ -73,7 +73,7 @@ func RatePath() Scenario {
 			rate := float64(okDuring) / holdTo.Sub(holdFrom).Seconds()
 			carry := float64(reached-1) * p.TargetRPS
 			s.Check("the load's rate stayed above what count − 1 workers carry", rate >= carry,
-				"%.1f calls/s ok over %.0f s; %d workers carry %.0f calls/s at the target rate %.0f", rate, holdTo.Sub(holdFrom).Seconds(),
+				"%.1f calls/s ok over %.0f s; %d workers carry %.0f calls/s at the target rate %.0f (from the profile)", rate, holdTo.Sub(holdFrom).Seconds(),
 				reached-1, carry, p.TargetRPS)
 			entries, err := s.audit(ctx)
 			if err != nil {
@@ -87,7 +87,7 @@ func RatePath() Scenario {
 			}
 			low := s.minCount(holdFrom, holdTo)
 			s.Check("no step down while count − 1 workers could not carry the rate", len(downs) == 0 && low >= reached,
-				"lowest count sampled %d over %.0f s at %.0f calls/s (down cooldown %s, %d low rounds of %s); DOWNs: %s",
+				"lowest count sampled %d over %.0f s at %.0f calls/s (down cooldown %s, %d low rounds of %s, from the profile); DOWNs: %s",
 				low, holdTo.Sub(holdFrom).Seconds(), math.Round(rate), p.DownCooldown, lowRounds, p.SchedulerInterval, describe(downs, s.Start))
 			return l.Err()
 		},
