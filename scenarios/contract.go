@@ -45,6 +45,16 @@ func skip(err error) error {
 	return err
 }
 
+// stepOnly skips a scenario that checks the step policy's own rules (its
+// cooldowns, its low rounds, its calls-per-second trigger) when the run's
+// zones use another policy.
+func stepOnly(e *Env) error {
+	if e.Policy != "" && e.Policy != PolicyStep {
+		return &skipError{reason: fmt.Sprintf("it checks the step policy's rules (its cooldowns, low rounds and calls-per-second trigger); this run's zones use the %s policy", e.Policy)}
+	}
+	return nil
+}
+
 // faults is the platform's fault actions (none offered when Env.Faults is nil).
 func (e *Env) faults() platform.Faulter {
 	if e.Faults == nil {
@@ -157,7 +167,7 @@ func callsDetail(c reports.Calls) string {
 		c.OK, c.Server5xx, c.Transport, c.BadResponse, c.JSONRPCError, c.TooMany, c.Other4xx, c.Interrupted)
 }
 
-// Worker metrics the harness reads (the reference worker's names; seed 002:
+// Worker metrics the harness reads (the reference worker's names; Ramen 0.7.5's autoscaling notes:
 // each worker reports its in-flight calls and its total call count).
 const (
 	metricWorkerCalls    = "scaleproof_worker_calls_total"

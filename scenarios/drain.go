@@ -22,7 +22,7 @@ const (
 // a small background load of long calls keeps calls in flight while the
 // autoscaler steps it down to 1, so every DOWN removes a worker with calls
 // on it. None may fail: 5xx, transport errors, truncated answers, JSON-RPC
-// errors and 429 all fail the run (seed 002 "Staying up while nodes come
+// errors and 429 all fail the run (Ramen 0.7.5's autoscaling notes, "Staying up while nodes come
 // and go": a worker leaving the zone drains). On the local platform the
 // leaving worker gets SIGTERM as soon as it leaves the endpoints, as the
 // kubelet sends it: only the worker's own drain saves its calls.

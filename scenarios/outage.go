@@ -10,13 +10,13 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
-// lowRounds is seed 002's "low for 3 rebalances in a row" before a DOWN.
+// lowRounds is Ramen 0.7.5's "low for 3 rebalances in a row" before a DOWN.
 const lowRounds = 3
 
 // Outage: "an outage never scales in". A zone at count 2 under a low load
 // (2 VUs); one worker is frozen (the platform's Freeze: SIGSTOP on local)
 // past the down cooldown of the last change and several scheduler rounds
-// more, so a DOWN would be allowed if the zone were only idle. Seed 002
+// more, so a DOWN would be allowed if the zone were only idle. Ramen 0.7.5's autoscaling notes
 // ("How it decides"): a worker that does not answer is down, never low, and
 // a zone with a down worker is not scaled in. The count must not drop while
 // the worker is frozen, and must step down again once it answers.
@@ -28,6 +28,9 @@ func Outage() Scenario {
 			return outageFreeze(p) + p.DownCooldown + (lowRounds+4)*p.SchedulerInterval
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := stepOnly(e); err != nil {
+				return err
+			}
 			f := e.faults()
 			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
 				return err

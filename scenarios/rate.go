@@ -27,7 +27,7 @@ const (
 )
 
 // RatePath: "the rate path". Short calls at low in-flight trip only the
-// calls-per-second trigger (seed 002 "How it decides":
+// calls-per-second trigger (Ramen 0.7.5's autoscaling notes, "How it decides":
 // RAMEN_AUTOSCALE_TARGET_RPS, 50 calls/s per worker): the zone must scale
 // up, and while the same steady rate runs, which count − 1 workers could
 // not carry, it must never scale down, over the down cooldown and several
@@ -40,6 +40,9 @@ func RatePath() Scenario {
 			return p.UpCooldown + 4*p.SchedulerInterval + rateHold(p)
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := stepOnly(e); err != nil {
+				return err
+			}
 			p := e.Profile
 			if err := s.CreateZone(ctx, p.Max); err != nil {
 				return err

@@ -14,7 +14,7 @@ import (
 // starts the down cooldown); the console is restarted at once (the
 // platform's Restart: SIGTERM, drain, start on the same address and state).
 // The restarted console must not step the zone down before the down
-// cooldown of that change is over (seed 002 "How it decides": no DOWN
+// cooldown of that change is over (Ramen 0.7.5's autoscaling notes, "How it decides": no DOWN
 // within RAMEN_AUTOSCALE_COOLDOWN_SECS of the last change of the count),
 // and must step it down after it.
 func RestartCooldown() Scenario {
@@ -25,6 +25,9 @@ func RestartCooldown() Scenario {
 			return p.DownCooldown + (lowRounds+2)*p.SchedulerInterval + p.ConsoleDrain
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := stepOnly(e); err != nil {
+				return err
+			}
 			p := e.Profile
 			if err := s.CreateZone(ctx, p.Max); err != nil {
 				return err
