@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/scaleproof/scaleproof/internal/faults"
@@ -72,5 +73,18 @@ func TestSkipOnlyWhenNotOffered(t *testing.T) {
 	v := s.finish(&skipError{reason: "no access"})
 	if v.Passed || v.Skipped != "no access" || v.Error != "" {
 		t.Errorf("verdict: %+v", v)
+	}
+}
+
+// TestStepOnly: the scenarios of the step policy's own rules skip on hpa zones.
+func TestStepOnly(t *testing.T) {
+	for _, p := range []string{"", PolicyStep} {
+		if err := stepOnly(&Env{Policy: p}); err != nil {
+			t.Errorf("policy %q: %v", p, err)
+		}
+	}
+	var sk *skipError
+	if err := stepOnly(&Env{Policy: PolicyHPA}); !errors.As(err, &sk) || !strings.Contains(sk.reason, "hpa policy") {
+		t.Errorf("hpa: %v", err)
 	}
 }
