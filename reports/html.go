@@ -96,6 +96,9 @@ func buildHTML(runs []*Results, o Options) (htmlPage, error) {
 				hs.Note = "No verdict: the run stopped during this scenario. The charts show what was measured until then."
 			} else {
 				hs.Error = v.Verdict.Error
+				if v.Verdict.Skipped != "" {
+					hs.Note = "Skipped: " + v.Verdict.Skipped
+				}
 				hs.Facts.Header = []string{"Result", "Fact", "Detail"}
 				for _, f := range v.Verdict.Facts {
 					hs.Facts.Rows = append(hs.Facts.Rows, []string{passFail(f.Passed), f.Name, f.Detail})
@@ -130,7 +133,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 			return "pass"
 		case "FAIL":
 			return "fail"
-		case "NO VERDICT":
+		case "NO VERDICT", "SKIP":
 			return "none"
 		}
 		return ""

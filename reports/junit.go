@@ -116,6 +116,8 @@ func BuildJUnit(runs []*Results) JUnitSuites {
 			switch x := v.Verdict; {
 			case x == nil:
 				c.Error = &JUnitProblem{Message: "no verdict: the run stopped during this scenario", Type: "incomplete"}
+			case x.Skipped != "":
+				c.Skipped = &JUnitProblem{Message: oneLine(x.Skipped), Type: "skipped"}
 			case x.Error != "":
 				c.Error = &JUnitProblem{Message: oneLine(x.Error), Type: "scenario", Body: failedFacts(x)}
 			case !x.Passed:

@@ -206,6 +206,9 @@ func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {
 				if v.Verdict.Error != "" {
 					ew.printf("Error: %s\n\n", mdCell(v.Verdict.Error))
 				}
+				if v.Verdict.Skipped != "" {
+					ew.printf("Skipped: %s\n\n", mdCell(v.Verdict.Skipped))
+				}
 				var rows [][]string
 				for _, f := range v.Verdict.Facts {
 					rows = append(rows, []string{passFail(f.Passed), f.Name, f.Detail})
@@ -339,7 +342,7 @@ type JSONRun struct {
 type JSONScenario struct {
 	Name           string          `json:"name"`
 	Title          string          `json:"title,omitempty"`
-	Status         string          `json:"status"` // PASS, FAIL, NO VERDICT
+	Status         string          `json:"status"` // PASS, FAIL, SKIP, NO VERDICT
 	Passed         bool            `json:"passed"`
 	DurationS      float64         `json:"duration_s"`
 	UpToMaxS       float64         `json:"up_to_max_s"`
@@ -350,6 +353,7 @@ type JSONScenario struct {
 	Pct429         float64         `json:"pct_429"`
 	P95ms          float64         `json:"p95_ms"`
 	Error          string          `json:"error,omitempty"`
+	Skipped        string          `json:"skipped,omitempty"` // why it was not judged
 	Facts          []Fact          `json:"facts"`
 	ScaleEvents    []ScaleEvent    `json:"scale_events"`
 	ReadyzFailures []ReadyzFailure `json:"readyz_failures"`
@@ -381,6 +385,7 @@ func BuildJSON(runs []*Results, o Options) JSONReport {
 			if x := v.Verdict; x != nil {
 				js.Passed, js.UpToMaxS, js.ReadyMaxS, js.BackTo1S = x.Passed, orNever(x.UpToMaxS), orNever(x.ReadyMaxS), orNever(x.BackTo1S)
 				js.PeakCount, js.Calls, js.Pct429, js.P95ms, js.Error = x.PeakCount, x.Calls, x.Calls.Pct429(), x.P95ms, x.Error
+				js.Skipped = x.Skipped
 				if x.Facts != nil {
 					js.Facts = x.Facts
 				}

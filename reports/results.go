@@ -191,6 +191,11 @@ type Verdict struct {
 	// Interrupted is true when the run was stopped (Ctrl-C, SIGTERM) while
 	// the scenario ran: its facts so far are kept, but it has no verdict.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Skipped, when set, says why the scenario was not judged: the
+	// platform cannot perform a fault action it needs ("platform external
+	// cannot freeze a worker: ..."). A skipped verdict never passes, and
+	// does not fail a run either.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Row is one line of the seed-002 table.

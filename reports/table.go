@@ -32,7 +32,7 @@ func SummaryRow(platform string, vs []Verdict) Row {
 	r := Row{Platform: platform, UpTo3S: -1, BackTo1S: -1, Passed: len(vs) > 0}
 	for _, v := range vs {
 		r.Calls.Add(v.Calls)
-		if !v.Passed {
+		if !v.Passed && v.Skipped == "" {
 			r.Passed = false
 		}
 		if v.Scenario == "sustained" {
@@ -227,6 +227,8 @@ func WriteVerdicts(w io.Writer, vs []Verdict) {
 		switch {
 		case v.Interrupted:
 			mark = "STOP"
+		case v.Skipped != "":
+			mark = "SKIP"
 		case !v.Passed:
 			mark = "FAIL"
 		}
@@ -234,6 +236,9 @@ func WriteVerdicts(w io.Writer, vs []Verdict) {
 			FormatCount(v.Calls.OK), FormatCount(v.Calls.TooMany), FormatCount(v.Calls.Server5xx))
 		if v.Error != "" {
 			fmt.Fprintf(w, "      error: %s\n", v.Error)
+		}
+		if v.Skipped != "" {
+			fmt.Fprintf(w, "      skipped: %s\n", v.Skipped)
 		}
 		for _, f := range v.Facts {
 			if !f.Passed {

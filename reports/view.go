@@ -29,6 +29,8 @@ func (v ScenarioView) Status() string {
 	switch {
 	case v.Verdict == nil:
 		return "NO VERDICT"
+	case v.Verdict.Skipped != "":
+		return "SKIP"
 	case v.Verdict.Passed:
 		return "PASS"
 	}

@@ -25,9 +25,9 @@ type loadRun struct {
 }
 
 // startLoad runs profile p against the scope's zone through the edge. Calls
-// are `tools/call work {"ms": WorkMS}`.
-func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile) *loadRun {
-	exec := load.MCPToolCall(e.HTTP, s.MCPURL(), "work", map[string]any{"ms": e.Profile.WorkMS}, nil)
+// are `tools/call work {"ms": workMS}`.
+func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile, workMS int) *loadRun {
+	exec := load.MCPToolCall(e.HTTP, s.MCPURL(), "work", map[string]any{"ms": workMS}, nil)
 	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
 	if p.Executor == load.ExecutorConstantVUs {
 		l.vus = p.VUs

@@ -47,6 +47,9 @@ type Env struct {
 	// Policy is the policy every scenario's zone is created with: "step"
 	// (the console's default; "" is step) or "hpa" (policy.go).
 	Policy string
+	// Faults are the platform's fault actions (platform.FaulterOf); nil:
+	// none offered, and the scenarios that need one are skipped.
+	Faults platform.Faulter
 
 	readyz   *observe.Readyz
 	contract ContractSettings // read once per run (contractrun.go)
@@ -74,8 +77,13 @@ func Select(names []string) ([]Scenario, error) {
 		return all, nil
 	}
 	all = append(all, Spike())
+	all = append(all, Contract()...)
 	var out []Scenario
 	for _, n := range names {
+		if n == ContractSet {
+			out = append(out, Contract()...)
+			continue
+		}
 		found := false
 		for _, s := range all {
 			if s.Name == n {
@@ -88,10 +96,18 @@ func Select(names []string) ([]Scenario, error) {
 			for _, s := range all {
 				have = append(have, s.Name)
 			}
-			return nil, fmt.Errorf("unknown scenario %q (have: %v)", n, have)
+			return nil, fmt.Errorf("unknown scenario %q (have: %v, or %s for all of %v)", n, have, ContractSet, contractNames())
 		}
 	}
 	return out, nil
+}
+
+func contractNames() []string {
+	var out []string
+	for _, s := range Contract() {
+		out = append(out, s.Name)
+	}
+	return out
 }
 
 // NewEnv builds an Env for endpoints and a profile.
@@ -175,7 +191,7 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 		v.Passed, v.Interrupted, v.Error = false, true, "interrupted: the run was stopped while this scenario ran"
 	}
 	e.write(reports.KindVerdict, v)
-	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error)
+	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error, "skipped", v.Skipped)
 	return v
 }
 

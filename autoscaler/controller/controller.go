@@ -99,8 +99,10 @@ type Options struct {
 	// Metrics answers the queries of hpa zones (hpa_round.go); nil: every
 	// hpa round reads a failed metric and holds.
 	Metrics MetricSource
-	// Faults are planted bugs (package faults) for the self-test; nil in
-	// every real run. See faults.go.
+	// Faults are planted bugs (internal/faults) for the self-test; nil in
+	// every real run. New honours forget-cooldown-on-restart; the policy's
+	// faults come with StepPolicyWithFaults (faults.go) and FaultyPolicy
+	// (faults_round.go).
 	Faults faults.Set
 }
 
@@ -186,6 +188,9 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: load zones: %w: %w", ErrStore, err)
 	}
 	for _, z := range zs {
+		if o.Faults.On(faults.ForgetCooldownOnRestart) {
+			z.LastChange = time.Time{}
+		}
 		e := &zoneEntry{exists: true, z: z}
 		e.st = autoscaler.ZoneState{Count: z.Count, Max: z.MaxCount, LastChange: z.LastChange}
 		e.publish(nil)

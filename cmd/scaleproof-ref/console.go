@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,10 +102,9 @@ Environment (used when the matching flag is not given; seconds may be fractional
 		"a worker listed not ready and younger than this, or missing from discovery within this of the last change, is starting (capacity on its way), not down. Issue 2 rule 8")
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", controller.DefaultScrapeTimeout,
 		`timeout of one worker's /metrics scrape; a worker that does not answer counts as down, never as low (seed 002 "How it decides")`)
-	f.StringVar(&o.fault, "fault", "",
-		"planted bugs to switch on, comma-separated (for `scaleproof selftest` and tests only; never in a real run): "+faultNames(faults.ComponentConsole))
 	f.DurationVar(&o.drain, "drain", 40*time.Second,
 		`on SIGTERM, /readyz turns 503, the scheduler stops and in-flight requests finish for up to this. Seed 002 "Staying up while nodes come and go": an old console pod drains for 40 s`)
+	addFaultFlag(f, &o.fault, "console")
 	return cmd
 }
 
@@ -139,16 +137,6 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 		o.targetRPS = f
 	}
 	var errs []error
-	planted, err := faults.Parse(o.fault)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--fault: %w", err))
-	}
-	for n := range planted {
-		if f, _ := faults.Lookup(n); f.Component != faults.ComponentConsole {
-			errs = append(errs, fmt.Errorf("--fault %s: a fault of the %s, not the console", n, f.Component))
-		}
-	}
-	o.faults = planted
 	for _, req := range []struct{ flag, v string }{{"keys", o.keys}, {"state", o.state}, {"fleet", o.fleet}} {
 		if req.v == "" {
 			errs = append(errs, fmt.Errorf("--%s is required", req.flag))
@@ -172,6 +160,11 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 	}
 	if err := o.stepConfig().Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if set, err := parseFaults(o.fault, "console"); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.faults = set
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
@@ -214,7 +207,7 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	}
 	ctrl, err := controller.New(controller.Options{
 		Store: st, Target: fl, Discovery: fl, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
-		Policy: controller.StepPolicyWithFaults(cfg, o.faults), StartupGrace: cfg.StartupGrace, Logger: log,
+		Policy: controller.FaultyPolicy(controller.StepPolicyWithFaults(cfg, o.faults), o.faults), StartupGrace: cfg.StartupGrace, Logger: log,
 		Metrics: metrics, Faults: o.faults,
 	})
 	if err != nil {
@@ -255,18 +248,4 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 		log.Error("scheduler", "err", serr)
 	}
 	return err
-}
-
-// faultNames lists the catalogue's faults of component with what each does.
-func faultNames(component string) string {
-	var out []string
-	for _, f := range faults.Catalog {
-		if f.Component == component {
-			out = append(out, f.Name+" ("+f.Doc+")")
-		}
-	}
-	if len(out) == 0 {
-		return "none"
-	}
-	return strings.Join(out, "; ")
 }

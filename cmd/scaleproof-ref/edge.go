@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/edge"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/refstack/serve"
@@ -24,6 +25,8 @@ type edgeFlags struct {
 	listen, fleet                    string
 	interval, upstreamTimeout, drain time.Duration
 	inflightMaxAge                   time.Duration
+	fault                            string
+	faults                           faults.Set
 }
 
 func newEdgeCmd() *cobra.Command {
@@ -69,6 +72,7 @@ Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
 	f.DurationVar(&o.upstreamTimeout, "upstream-timeout", edge.DefaultUpstreamTimeout, "bound on one forwarded call, response included; beyond it 504")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
 	f.DurationVar(&o.inflightMaxAge, "inflight-max-age", edge.InflightMaxAge, "the window the in-flight summary's quantiles cover (seed 000's signal)")
+	addFaultFlag(f, &o.fault, "edge")
 	return cmd
 }
 
@@ -92,6 +96,11 @@ func (o *edgeFlags) resolve() error {
 	if o.inflightMaxAge < 0 {
 		errs = append(errs, fmt.Errorf("--inflight-max-age %s: want >= 0", o.inflightMaxAge))
 	}
+	if set, err := parseFaults(o.fault, "edge"); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.faults = set
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -106,6 +115,7 @@ func runEdge(ctx context.Context, o edgeFlags) error {
 		UpstreamTimeout: o.upstreamTimeout,
 		Logger:          log,
 		InflightMaxAge:  o.inflightMaxAge,
+		Faults:          o.faults,
 	})
 	if err != nil {
 		return err
@@ -123,7 +133,7 @@ func runEdge(ctx context.Context, o edgeFlags) error {
 	}()
 
 	log.Info("edge starting", "listen", ln.Addr().String(), "fleet", o.fleet,
-		"discovery_interval", o.interval.String(), "upstream_timeout", o.upstreamTimeout.String(), "drain", o.drain.String())
+		"faults", o.faults.String(), "discovery_interval", o.interval.String(), "upstream_timeout", o.upstreamTimeout.String(), "drain", o.drain.String())
 	err = serve.Run(ctx, ln, e.Handler(), e.Health(), serve.Options{
 		Addr: o.listen, Drain: o.drain, Logger: log,
 		WriteTimeout: o.upstreamTimeout + 30*time.Second, // a forwarded call may take the whole upstream timeout

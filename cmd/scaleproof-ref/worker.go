@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 	"github.com/scaleproof/scaleproof/refstack/worker"
 )
@@ -20,6 +21,9 @@ type workerFlags struct {
 	maxInflight      int
 	workMS           int
 	drain, bootDelay time.Duration
+	drainDelay       time.Duration
+	fault            string
+	faults           faults.Set
 }
 
 func newWorkerCmd() *cobra.Command {
@@ -63,6 +67,9 @@ Environment (used when --max-inflight is not given):
 	f.IntVar(&o.workMS, "work-ms", int(worker.DefaultWork.Milliseconds()), "milliseconds a work call lasts when it names no ms (0..60000)")
 	f.DurationVar(&o.drain, "drain", 40*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
 	f.DurationVar(&o.bootDelay, "boot-delay", 0, "/readyz answers 503 until this long after start (a slow-starting worker)")
+	f.DurationVar(&o.drainDelay, "drain-delay", 0,
+		"on SIGTERM, keep accepting calls this long (with /readyz 503) before the drain closes the listener: the time the edge needs to drop this worker from its routes")
+	addFaultFlag(f, &o.fault, "worker")
 	return cmd
 }
 
@@ -88,6 +95,14 @@ func (o *workerFlags) resolve(cmd *cobra.Command) error {
 	if o.bootDelay < 0 {
 		errs = append(errs, fmt.Errorf("--boot-delay %s: want >= 0", o.bootDelay))
 	}
+	if o.drainDelay < 0 {
+		errs = append(errs, fmt.Errorf("--drain-delay %s: want >= 0", o.drainDelay))
+	}
+	if set, err := parseFaults(o.fault, "worker"); err != nil {
+		errs = append(errs, err)
+	} else {
+		o.faults = set
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -109,9 +124,15 @@ func runWorker(ctx context.Context, o workerFlags) error {
 	}
 	log = log.With("worker", w.ID())
 	log.Info("worker starting", "listen", ln.Addr().String(), "max_inflight", w.Limit(),
-		"work_ms", o.workMS, "boot_delay", o.bootDelay.String(), "drain", o.drain.String())
+		"work_ms", o.workMS, "boot_delay", o.bootDelay.String(), "drain", o.drain.String(),
+		"drain_delay", o.drainDelay.String(), "faults", o.faults.String())
+	drain, drainDelay := o.drain, o.drainDelay
+	if o.faults.On(faults.NoDrain) {
+		// The planted bug: exit at SIGTERM, cutting the calls in flight.
+		drain, drainDelay = time.Nanosecond, 0
+	}
 	return serve.Run(ctx, ln, w.Handler(), w.Health(), serve.Options{
-		Addr: o.listen, Drain: o.drain, Logger: log,
+		Addr: o.listen, Drain: drain, DrainDelay: drainDelay, Logger: log,
 		WriteTimeout: worker.MaxWork + time.Minute, // above the longest work call
 	})
 }

@@ -196,6 +196,9 @@ func (l *stepLog) addVerdicts(vs []reports.Verdict, names []string) {
 		seen[v.Scenario] = true
 		var err error
 		switch {
+		case v.Skipped != "":
+			l.steps = append(l.steps, reports.Step{Name: "Scenario " + v.Scenario, Skipped: v.Skipped})
+			continue
 		case v.Error != "":
 			err = errors.New(v.Error)
 		case !v.Passed:

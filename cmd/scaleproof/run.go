@@ -60,6 +60,14 @@ Scenarios (seed 002 "Load tests"):
   spike           seed 000's staged load with two spikes: replicas follow the signal (by name,
                   or with --policy hpa; needs Prometheus)
 
+The contract scenarios (by name, or all with --scenarios contract; they need the
+platform's fault actions, offered by local, and are skipped where it has none):
+  outage               a frozen worker: the count never drops while it is unreachable
+  scale-in-drain       long calls in flight while the count comes down: none fails
+  no-double-execution  a worker frozen mid-call: executions never exceed calls sent
+  rate-path            short calls at low in-flight: the calls/s trigger scales up, never down
+  restart-cooldown     a console restarted mid-cooldown still honours it
+
 Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
 cooldowns 30/120 s, 45 s burst: the seed's own settings, about 15 minutes on local).
 
@@ -235,6 +243,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Progress = prog.update
 		env.Policy = o.policy
+		env.Faults = platform.FaulterOf(pf, external.NoFaultsReason)
 		verdicts = env.Run(ctx, list)
 		prog.done()
 		steps.addVerdicts(verdicts, scenarioNames(list))

@@ -22,6 +22,7 @@ import (
 	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )
 
@@ -366,6 +367,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 		log.Error("platform up failed", "err", err)
 	} else {
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
+		env.Faults = platform.FaulterOf(pf, "")
 		r.verdicts = env.Run(ctx, r.scenarios)
 	}
 	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -17,9 +17,6 @@ const (
 	Linger             = "linger"
 )
 
-// ComponentConsole is the Component of the console's faults.
-const ComponentConsole = "console"
-
 var consoleFaults = []Fault{
 	{
 		Name: IgnoreUpCooldown, Component: ComponentConsole,
@@ -72,18 +69,3 @@ var consoleFaults = []Fault{
 }
 
 func init() { Catalog = append(Catalog, consoleFaults...) }
-
-// For returns the faults of s that component carries (a Set for that
-// server's --fault flag); nil when none.
-func (s Set) For(component string) Set {
-	var out Set
-	for n, on := range s {
-		if f, ok := Lookup(n); ok && on && f.Component == component {
-			if out == nil {
-				out = Set{}
-			}
-			out[n] = true
-		}
-	}
-	return out
-}

@@ -34,7 +34,15 @@ type Fault struct {
 	Scenarios []string
 }
 
-// Catalog lists every fault, in the self-test's order.
+// The servers a fault can live in (Fault.Component).
+const (
+	ComponentConsole = "console"
+	ComponentEdge    = "edge"
+	ComponentWorker  = "worker"
+)
+
+// Catalog lists every fault, in the self-test's order: the files of this
+// package append their lists in init (console.go, outage.go).
 var Catalog = []Fault{}
 
 // Lookup returns the fault named name.
@@ -86,4 +94,19 @@ func (s Set) String() string {
 	}
 	sort.Strings(names)
 	return strings.Join(names, ",")
+}
+
+// For returns the faults of s that component carries (a Set for that
+// server's --fault flag); nil when none.
+func (s Set) For(component string) Set {
+	var out Set
+	for n, on := range s {
+		if f, ok := Lookup(n); ok && on && f.Component == component {
+			if out == nil {
+				out = Set{}
+			}
+			out[n] = true
+		}
+	}
+	return out
 }

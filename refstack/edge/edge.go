@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	// InflightMaxAge is the window of MetricInflightRequests' quantiles;
 	// 0 means InflightMaxAge (1 min). The quick profile divides it by 10.
 	InflightMaxAge time.Duration
+	// Faults are planted bugs (internal/faults) for the self-test; nil in
+	// every real run. The edge honours edge-resend (proxy.go).
+	Faults faults.Set
 }
 
 // Edge routes MCP calls to workers. Create it with New, serve Handler, and
@@ -53,6 +57,7 @@ type Edge struct {
 	rt       http.RoundTripper
 	log      *slog.Logger
 
+	resend     bool // the edge-resend fault is on
 	table      *table
 	health     serve.Health
 	discovered atomic.Bool // a discovery has succeeded once
@@ -74,6 +79,7 @@ func New(cfg Config) (*Edge, error) {
 		log:      cfg.Logger,
 		table:    newTable(),
 		m:        newMetrics(cfg.InflightMaxAge),
+		resend:   cfg.Faults.On(faults.EdgeResend),
 	}
 	if e.interval <= 0 {
 		e.interval = DefaultInterval

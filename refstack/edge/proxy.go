@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // StatusClientClosed is counted (never sent) when the client went away
@@ -93,6 +94,12 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, k zoneKey) int {
 		if dialErr == nil {
 			return code
 		}
+		if errors.Is(dialErr, errResent) {
+			e.log.Warn("worker did not answer; sending the call again (edge-resend fault)",
+				"group", k.group, "zone", k.zone, "worker", b.id, "attempt", attempt)
+			failed = b
+			continue
+		}
 		e.table.markDialFailed(b)
 		e.log.Warn("worker unreachable, skipped until the next discovery refresh",
 			"group", k.group, "zone", k.zone, "worker", b.id, "addr", b.addr, "attempt", attempt, "err", dialErr.Error())
@@ -110,7 +117,11 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, k zoneKey) int {
 // try another worker. Otherwise it has answered w and returns the status.
 func (e *Edge) forward(w http.ResponseWriter, r *http.Request, b *backend, body []byte, id json.RawMessage) (code int, dialErr error) {
 	defer e.table.release(b)
-	ctx, cancel := context.WithTimeout(r.Context(), e.timeout)
+	timeout := e.timeout
+	if e.resend {
+		timeout = min(timeout, resendTryTimeout)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+b.addr+"/mcp", bytes.NewReader(body))
 	if err != nil {
@@ -129,6 +140,9 @@ func (e *Edge) forward(w http.ResponseWriter, r *http.Request, b *backend, body 
 			return StatusClientClosed, nil
 		case isDialError(err):
 			return 0, err
+		case e.resend:
+			// The planted bug: the call may have reached the worker, and is sent again.
+			return 0, fmt.Errorf("%w: %w", errResent, err)
 		case errors.Is(err, context.DeadlineExceeded):
 			writeRPCError(w, http.StatusGatewayTimeout, id, fmt.Sprintf("worker %s did not answer within %s", b.id, e.timeout))
 			return http.StatusGatewayTimeout, nil
@@ -180,6 +194,12 @@ func copyBody(w http.ResponseWriter, resp *http.Response) error {
 		}
 	}
 }
+
+// errResent marks a call the edge-resend fault sends again after it was sent.
+var errResent = errors.New("sent again after it reached a worker")
+
+// resendTryTimeout is the edge-resend fault's per-try timeout.
+const resendTryTimeout = time.Second
 
 // isDialError reports whether err is a failure to connect (refused,
 // unreachable, dial timeout): the request never reached the worker.

@@ -37,6 +37,11 @@ type Options struct {
 	Logger  *slog.Logger
 	Stdout  io.Writer // where the announce line goes; os.Stdout when nil
 	OnDrain func()    // called once when draining starts (after readyz turns 503)
+	// DrainDelay keeps the listener open and serving this long after
+	// SIGTERM, /readyz already 503, before the drain closes it: the time a
+	// load balancer (the edge's discovery, kube-proxy) takes to stop sending
+	// new calls here. Calls that arrive meanwhile are served, not refused.
+	DrainDelay time.Duration
 	// WriteTimeout bounds a whole response; 0 means 5 minutes. Servers with
 	// long calls (the worker's work tool) must keep it above their longest call.
 	WriteTimeout time.Duration
@@ -167,6 +172,18 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, health *Health, o
 	}
 	if o.OnDrain != nil {
 		o.OnDrain()
+	}
+	if o.DrainDelay > 0 {
+		t := time.NewTimer(o.DrainDelay)
+		select {
+		case <-t.C:
+		case err := <-errc:
+			t.Stop()
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return fmt.Errorf("serve: %w", err)
+		}
 	}
 	drain := o.Drain
 	if drain <= 0 {

@@ -206,3 +206,56 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestRunDrainDelay: during the drain delay the server still accepts new
+// connections and serves them (readiness already draining); Run returns
+// only after the delay.
+func TestRunDrainDelay(t *testing.T) {
+	ln, err := serve.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health serve.Health
+	mux := http.NewServeMux()
+	mux.HandleFunc("/work", func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "served") })
+	mux.Handle("/readyz", health.Readyz(nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serve.Run(ctx, ln, mux, &health, serve.Options{Drain: 5 * time.Second, DrainDelay: time.Hour,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard})
+	}()
+	base := "http://" + ln.Addr().String()
+	cancel()
+	waitFor(t, "readiness to turn to draining", func() bool { return health.Draining() })
+	// A new connection (no keep-alive) is still accepted and served.
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get(base + "/work")
+	if err != nil {
+		t.Fatalf("a call during the drain delay: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != "served" {
+		t.Errorf("a call during the drain delay: %q", b)
+	}
+	resp, err = hc.Get(base + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("readyz during the drain delay: %v %v, want 503", resp, err)
+	}
+	if resp != nil {
+		resp.Body.Close()
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned %v within its hour of drain delay", err)
+	default:
+	}
+	// End it: a closed listener ends the delay (the serve error path).
+	ln.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its listener closed")
+	}
+}

@@ -10,6 +10,7 @@ package platform
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 )
@@ -117,4 +118,105 @@ func ReadKeysFile(path, group string) (Keys, error) {
 		}
 	}
 	return k, nil
+}
+
+// Worker is one worker of a zone as a platform's fault actions see it.
+type Worker struct {
+	ID string `json:"id"`
+	// Addr is host:port of the worker's own HTTP server (POST /mcp,
+	// GET /metrics); "" when the platform cannot reach workers directly.
+	Addr  string `json:"addr,omitempty"`
+	Ready bool   `json:"ready"`
+}
+
+// Part names a part of the system under test a fault action restarts.
+type Part string
+
+// The parts Restart knows.
+const (
+	PartConsole Part = "console"
+)
+
+// Faulter is the optional interface of a platform that can break the system
+// under test on purpose, for the scenarios that check what an autoscaler
+// does in an outage ("an outage never scales in", "no call runs twice", a
+// console restarted in the middle of a cooldown). A platform that offers
+// only some actions returns a *NotOfferedError from the others; a platform
+// that offers none does not implement Faulter (see FaulterOf). A scenario
+// whose action is not offered is skipped with the reason, never passed.
+type Faulter interface {
+	// Workers lists the zone's workers, oldest first.
+	Workers(ctx context.Context, group, zone string) ([]Worker, error)
+	// Freeze makes a worker unreachable without ending it (SIGSTOP: its
+	// connections stay open, nothing answers) until Thaw.
+	Freeze(ctx context.Context, group, zone, id string) error
+	// Thaw lets a frozen worker run again (SIGCONT).
+	Thaw(ctx context.Context, group, zone, id string) error
+	// Kill ends a worker at once, without a drain (SIGKILL); the platform
+	// replaces it as a ReplicaSet would.
+	Kill(ctx context.Context, group, zone, id string) error
+	// Restart stops a part (SIGTERM and its drain) and starts it again on
+	// the same address and state, as a rollout restart of one pod behind a
+	// Service would.
+	Restart(ctx context.Context, part Part) error
+}
+
+// ErrNotOffered is what every *NotOfferedError matches with errors.Is.
+var ErrNotOffered = errors.New("fault action not offered by the platform")
+
+// NotOfferedError says a platform cannot perform a fault action, and why.
+type NotOfferedError struct {
+	Platform string // "external"
+	Action   string // "freeze a worker"
+	Reason   string // "the harness reaches the system only through its console and edge URLs"
+}
+
+func (e *NotOfferedError) Error() string {
+	return fmt.Sprintf("platform %s cannot %s: %s", e.Platform, e.Action, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrNotOffered) true.
+func (e *NotOfferedError) Is(target error) bool { return target == ErrNotOffered }
+
+// FaulterOf returns p's fault actions: p itself when it implements Faulter,
+// else a Faulter whose every action returns a *NotOfferedError with reason
+// (or a generic one when reason is "").
+func FaulterOf(p Platform, reason string) Faulter {
+	if f, ok := p.(Faulter); ok {
+		return f
+	}
+	if reason == "" {
+		reason = "it offers no fault actions"
+	}
+	return NoFaults{Platform: p.Name(), Reason: reason}
+}
+
+// NoFaults is the Faulter of a platform that offers no fault action.
+type NoFaults struct{ Platform, Reason string }
+
+var _ Faulter = NoFaults{}
+
+func (n NoFaults) no(action string) error {
+	return &NotOfferedError{Platform: n.Platform, Action: action, Reason: n.Reason}
+}
+
+// Workers returns a *NotOfferedError.
+func (n NoFaults) Workers(context.Context, string, string) ([]Worker, error) {
+	return nil, n.no("list a zone's workers")
+}
+
+// Freeze returns a *NotOfferedError.
+func (n NoFaults) Freeze(context.Context, string, string, string) error {
+	return n.no("freeze a worker")
+}
+
+// Thaw returns a *NotOfferedError.
+func (n NoFaults) Thaw(context.Context, string, string, string) error { return n.no("thaw a worker") }
+
+// Kill returns a *NotOfferedError.
+func (n NoFaults) Kill(context.Context, string, string, string) error { return n.no("kill a worker") }
+
+// Restart returns a *NotOfferedError.
+func (n NoFaults) Restart(_ context.Context, part Part) error {
+	return n.no("restart the " + string(part))
 }

@@ -104,3 +104,9 @@ func (x *External) Down(context.Context) error { return nil }
 
 // DumpLogs has no logs to copy.
 func (x *External) DumpLogs(context.Context, string) error { return nil }
+
+// NoFaultsReason is why the external platform offers no fault action: the
+// harness reaches a system it did not deploy only through its console and
+// edge URLs, so it can neither list, freeze nor kill the workers nor restart
+// the console; scenarios that need one are skipped with this reason.
+const NoFaultsReason = "the harness reaches a system it did not deploy only through its console and edge URLs; it cannot list, freeze or kill its workers, nor restart its console"

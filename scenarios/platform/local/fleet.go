@@ -23,8 +23,16 @@ type WorkerSpec struct {
 	WorkMS      int           // --work-ms default call duration
 	BootDelay   time.Duration // --boot-delay before readyz turns 200
 	Drain       time.Duration // --drain on SIGTERM
-	PreStop     time.Duration // endpoint removed this long before SIGTERM (like a preStop sleep), so the edge stops routing first
-	StartWait   time.Duration // how long a process may take to announce its address
+	// PreStop: the endpoint is removed this long before SIGTERM (a preStop
+	// sleep). 0, the local platform's default, sends SIGTERM as soon as the
+	// endpoint is gone, as the kubelet does without a preStop hook: the
+	// worker's own drain (DrainDelay, Drain) must save its calls.
+	PreStop time.Duration
+	// DrainDelay is the worker's --drain-delay: after SIGTERM it keeps
+	// serving this long before its drain closes the listener.
+	DrainDelay time.Duration
+	StartWait  time.Duration // how long a process may take to announce its address
+	Faults     string        // the workers' --fault value ("" none)
 }
 
 // Fleet is the local platform's stand-in for Kubernetes: it owns the worker
@@ -115,7 +123,7 @@ func key(g, z string) string { return g + "/" + z }
 
 // Scale sets a zone's replicas: starts workers in the background, or removes
 // workers (victims first, then the newest) from the endpoints at once and
-// stops them after PreStop with a drain.
+// sends them SIGTERM after PreStop (0: at once), then waits for their drain.
 func (f *Fleet) Scale(group, zone string, replicas int, victims []string) (fleet.Zone, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -173,7 +181,10 @@ func (f *Fleet) startWorker(zp *zoneProcs, id string) {
 	s := f.spec
 	args := []string{"worker", "--listen", "127.0.0.1:0", "--id", id,
 		"--max-inflight", strconv.Itoa(s.MaxInflight), "--work-ms", strconv.Itoa(s.WorkMS),
-		"--boot-delay", s.BootDelay.String(), "--drain", s.Drain.String()}
+		"--boot-delay", s.BootDelay.String(), "--drain", s.Drain.String(), "--drain-delay", s.DrainDelay.String()}
+	if s.Faults != "" {
+		args = append(args, "--fault", s.Faults)
+	}
 	p, err := startProc(context.Background(), s.Bin, s.LogDir, id, args, nil, s.StartWait)
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -52,9 +52,9 @@ type Config struct {
 	// InflightMaxAge is the edge's --inflight-max-age, the window of seed
 	// 000's in-flight summary (0: the edge's default, 1 min).
 	InflightMaxAge time.Duration
-	// Faults are planted bugs (package faults) for `scaleproof selftest`:
-	// each server is started with the ones of its component (the console's
-	// go to its --fault flag). Nil in every real run.
+	// Faults are planted bugs (internal/faults) for the self-test and
+	// tests, never set by `scaleproof run`: each goes to the --fault flag of
+	// the server its Component names (console, edge, every worker).
 	Faults faults.Set
 }
 
@@ -76,6 +76,7 @@ type Local struct {
 	prom      *promserver.Server // started by the platform; nil otherwise
 	promURL   string             // the Prometheus in use; "" when none
 	sd        *fileSD            // its file_sd file; nil without Prometheus
+	frozen    map[string]*proc   // workers Freeze stopped, by ID (faults.go)
 }
 
 var _ platform.Platform = (*Local)(nil)
@@ -90,9 +91,12 @@ func New(cfg Config) *Local {
 	}
 	cfg.Worker.Bin = cfg.Bin
 	cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
-	if cfg.Worker.PreStop == 0 {
-		cfg.Worker.PreStop = 2 * cfg.Discovery
+	if cfg.Worker.DrainDelay == 0 {
+		// The worker keeps serving two discovery refreshes after SIGTERM,
+		// so the edge has stopped routing to it before its listener closes.
+		cfg.Worker.DrainDelay = 2 * cfg.Discovery
 	}
+	cfg.Worker.Faults = cfg.Faults.For(faults.ComponentWorker).String()
 	return &Local{cfg: cfg, log: cfg.Log}
 }
 
@@ -146,6 +150,9 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	edgeArgs := []string{"edge", "--listen", "127.0.0.1:0", "--fleet", l.fleetURL, "--discovery-interval", c.Discovery.String(), "--drain", "5s"}
 	if c.InflightMaxAge > 0 {
 		edgeArgs = append(edgeArgs, "--inflight-max-age", c.InflightMaxAge.String())
+	}
+	if f := c.Faults.For(faults.ComponentEdge).String(); f != "" {
+		edgeArgs = append(edgeArgs, "--fault", f)
 	}
 	edge, err := startProc(ctx, c.Bin, c.Worker.LogDir, "edge", edgeArgs, nil, 15*time.Second)
 	if err != nil {
@@ -283,6 +290,7 @@ func (l *Local) Down(ctx context.Context) error {
 	l.down = true
 	edge, console := l.edge, l.console
 	l.mu.Unlock()
+	l.thawAll()
 	var errs []error
 	if edge != nil {
 		errs = append(errs, edge.stop(10*time.Second))

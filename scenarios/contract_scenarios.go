@@ -1,0 +1,231 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// Contract returns the scenarios that check how an autoscaler behaves in an
+// outage, a scale-in, a console restart and on the rate path. They are not
+// in the default set (that stays the five of the published table); `run
+// --scenarios contract` selects them all, or each by name.
+func Contract() []Scenario {
+	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown()}
+}
+
+// ContractSet is the --scenarios name that selects every Contract scenario.
+const ContractSet = "contract"
+
+// skipError ends a scenario without a verdict of pass or fail: the platform
+// cannot perform a fault action the scenario needs.
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string { return "skipped: " + e.reason }
+
+// skip turns a platform's refusal of a fault action into a skip (its reason
+// kept), and any other error into itself.
+func skip(err error) error {
+	if errors.Is(err, platform.ErrNotOffered) {
+		return &skipError{reason: err.Error()}
+	}
+	return err
+}
+
+// stepOnly skips a scenario that checks the step policy's own rules (its
+// cooldowns, its low rounds, its calls-per-second trigger) when the run's
+// zones use another policy.
+func stepOnly(e *Env) error {
+	if e.Policy != "" && e.Policy != PolicyStep {
+		return &skipError{reason: fmt.Sprintf("it checks the step policy's rules (its cooldowns, low rounds and calls-per-second trigger); this run's zones use the %s policy", e.Policy)}
+	}
+	return nil
+}
+
+// faults is the platform's fault actions (none offered when Env.Faults is nil).
+func (e *Env) faults() platform.Faulter {
+	if e.Faults == nil {
+		return platform.NoFaults{Platform: "under test", Reason: "the run was given no fault actions"}
+	}
+	return e.Faults
+}
+
+// plannedOutage marks [from, to] as a console outage the scenario caused on
+// purpose (a restart): /readyz failures in it do not fail the scenario.
+func (s *Scope) plannedOutage(from, to time.Time) {
+	s.mu.Lock()
+	s.outages = append(s.outages, [2]time.Time{from, to})
+	s.mu.Unlock()
+}
+
+func (s *Scope) inPlannedOutage(t time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.outages {
+		if !t.Before(o[0]) && !t.After(o[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// forceCount sets the zone's count to n as an admin (a forced change, which
+// starts the cooldowns) and waits until n workers are ready and a call is
+// served. It returns the console's time of the change (its audit entry),
+// or the time of the PUT's answer when the audit has none.
+func (s *Scope) forceCount(ctx context.Context, n int) (time.Time, error) {
+	e := s.env
+	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &n})
+	answered := time.Now()
+	if err != nil || st != http.StatusOK {
+		return answered, fmt.Errorf("admin PUT count %d: %s", n, httpDetail(st, err))
+	}
+	at := answered
+	if entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone); err == nil && st == http.StatusOK {
+		for _, en := range entries {
+			if en.Action == "workers.count" && en.Tags["to"] == fmt.Sprint(n) && en.At.After(at.Add(-time.Minute)) {
+				at = en.At
+			}
+		}
+	}
+	if _, err := s.WaitFor(ctx, fmt.Sprintf("%d workers ready", n), 30*time.Second+4*e.Profile.BootDelay,
+		func(x observe.Sample) bool { return x.Count == n && x.Ready >= n }); err != nil {
+		return at, err
+	}
+	return at, s.waitServed(ctx, 30*time.Second)
+}
+
+// audit reads the zone's audit trail as the super admin.
+func (s *Scope) audit(ctx context.Context) ([]consoleclient.AuditEntry, error) {
+	e := s.env
+	entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
+	if err != nil || st != http.StatusOK {
+		return nil, fmt.Errorf("read the audit: %s", httpDetail(st, err))
+	}
+	return entries, nil
+}
+
+// autoscales returns the zone's autoscale entries of action ("up", "down"),
+// oldest first.
+func autoscales(entries []consoleclient.AuditEntry, action string) []consoleclient.AuditEntry {
+	var out []consoleclient.AuditEntry
+	for _, en := range entries {
+		if en.Action == "workers.autoscale" && en.Tags["action"] == action {
+			out = append(out, en)
+		}
+	}
+	slices.SortFunc(out, func(a, b consoleclient.AuditEntry) int { return a.At.Compare(b.At) })
+	return out
+}
+
+func describe(entries []consoleclient.AuditEntry, since time.Time) string {
+	var parts []string
+	for _, en := range entries {
+		parts = append(parts, fmt.Sprintf("%s %s->%s at +%.1f s (%s)", en.Tags["action"], en.Tags["from"], en.Tags["to"],
+			en.At.Sub(since).Seconds(), en.Tags["reason"]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// minCount is the lowest count sampled in [from, to] (ok samples only), or
+// -1 when there is none.
+func (s *Scope) minCount(from, to time.Time) int {
+	low := -1
+	for _, smp := range s.Samples() {
+		if smp.Err == "" && !smp.At.Before(from) && !smp.At.After(to) && (low < 0 || smp.Count < low) {
+			low = smp.Count
+		}
+	}
+	return low
+}
+
+// failedCalls sums the classes of calls that failed: 5xx, transport errors,
+// truncated or malformed answers, JSON-RPC errors, 429 and other 4xx.
+// Interrupted calls (the harness's own gracefulStop) are not counted.
+func failedCalls(c reports.Calls) int64 {
+	return c.Server5xx + c.Transport + c.BadResponse + c.JSONRPCError + c.TooMany + c.Other4xx
+}
+
+func callsDetail(c reports.Calls) string {
+	return fmt.Sprintf("ok %d, 5xx %d, transport %d, truncated or bad %d, JSON-RPC error %d, 429 %d, other 4xx %d, interrupted %d",
+		c.OK, c.Server5xx, c.Transport, c.BadResponse, c.JSONRPCError, c.TooMany, c.Other4xx, c.Interrupted)
+}
+
+// Worker metrics the harness reads (the reference worker's names; Ramen 0.7.5's autoscaling notes:
+// each worker reports its in-flight calls and its total call count).
+const (
+	metricWorkerCalls    = "scaleproof_worker_calls_total"
+	metricWorkerInflight = "scaleproof_worker_inflight"
+)
+
+// workerMetrics is one read of a worker's /metrics.
+type workerMetrics struct {
+	Calls, InFlight float64
+}
+
+// readWorker reads http://ADDR/metrics of one worker (bounded by 3 s).
+func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (workerMetrics, error) {
+	if w.Addr == "" {
+		return workerMetrics{}, fmt.Errorf("worker %s: the platform gives no address", w.ID)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.Addr+"/metrics", nil)
+	if err != nil {
+		return workerMetrics{}, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return workerMetrics{}, fmt.Errorf("worker %s /metrics: %w", w.ID, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return workerMetrics{}, fmt.Errorf("worker %s /metrics: HTTP %d", w.ID, resp.StatusCode)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return workerMetrics{}, fmt.Errorf("worker %s /metrics: %w", w.ID, err)
+	}
+	var m workerMetrics
+	get := func(name string) (float64, bool) {
+		f, ok := fams[name]
+		if !ok {
+			return 0, false
+		}
+		sum := 0.0
+		for _, x := range f.GetMetric() {
+			switch {
+			case x.GetCounter() != nil:
+				sum += x.GetCounter().GetValue()
+			case x.GetGauge() != nil:
+				sum += x.GetGauge().GetValue()
+			case x.GetUntyped() != nil:
+				sum += x.GetUntyped().GetValue()
+			}
+		}
+		return sum, true
+	}
+	var ok bool
+	if m.Calls, ok = get(metricWorkerCalls); !ok {
+		return m, fmt.Errorf("worker %s /metrics has no %s", w.ID, metricWorkerCalls)
+	}
+	m.InFlight, _ = get(metricWorkerInflight)
+	return m, nil
+}

@@ -1,0 +1,109 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+var _ platform.Faulter = (*Local)(nil)
+
+// Workers lists a zone's workers as the fleet lists them (its endpoints),
+// oldest first.
+func (l *Local) Workers(_ context.Context, group, zone string) ([]platform.Worker, error) {
+	if l.fleet == nil {
+		return nil, fmt.Errorf("local: not up")
+	}
+	z := l.fleet.Zone(group, zone)
+	out := make([]platform.Worker, 0, len(z.Endpoints))
+	for _, ep := range z.Endpoints {
+		out = append(out, platform.Worker{ID: ep.ID, Addr: ep.Addr, Ready: ep.Ready})
+	}
+	return out, nil
+}
+
+// Freeze sends SIGSTOP to a listed worker of the zone: it keeps its
+// connections and its place in the endpoints until the readiness probe
+// fails, and answers nothing until Thaw.
+func (l *Local) Freeze(_ context.Context, group, zone, id string) error {
+	w, err := l.zoneWorker(group, zone, id)
+	if err != nil {
+		return err
+	}
+	if err := w.p.signal(syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("local: freeze %s: %w", id, err)
+	}
+	l.mu.Lock()
+	if l.frozen == nil {
+		l.frozen = map[string]*proc{}
+	}
+	l.frozen[id] = w.p
+	l.mu.Unlock()
+	return nil
+}
+
+// Thaw sends SIGCONT to a worker Freeze stopped, also one the fleet no
+// longer lists (scaled away while frozen).
+func (l *Local) Thaw(_ context.Context, _, _, id string) error {
+	l.mu.Lock()
+	p := l.frozen[id]
+	delete(l.frozen, id)
+	l.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("local: thaw %s: not frozen", id)
+	}
+	if err := p.signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("local: thaw %s: %w", id, err)
+	}
+	return nil // (a worker scaled away and killed while frozen has nothing to thaw)
+}
+
+// Kill sends SIGKILL to a listed worker of the zone; the fleet replaces it.
+func (l *Local) Kill(_ context.Context, group, zone, id string) error {
+	w, err := l.zoneWorker(group, zone, id)
+	if err != nil {
+		return err
+	}
+	if err := w.p.signal(syscall.SIGKILL); err != nil {
+		return fmt.Errorf("local: kill %s: %w", id, err)
+	}
+	return nil
+}
+
+// Restart restarts the console with SIGTERM and its drain, on the same
+// address and state file (see RestartConsole).
+func (l *Local) Restart(ctx context.Context, part platform.Part) error {
+	if part != platform.PartConsole {
+		return &platform.NotOfferedError{Platform: l.Name(), Action: "restart the " + string(part),
+			Reason: "only the console can be restarted"}
+	}
+	_, err := l.RestartConsole(ctx, false)
+	return err
+}
+
+// thawAll lets every frozen worker run again (Down: a stopped process does
+// not handle SIGTERM).
+func (l *Local) thawAll() {
+	l.mu.Lock()
+	ps := l.frozen
+	l.frozen = nil
+	l.mu.Unlock()
+	for _, p := range ps {
+		_ = p.signal(syscall.SIGCONT)
+	}
+}
+
+func (l *Local) zoneWorker(group, zone, id string) (*worker, error) {
+	if l.fleet == nil {
+		return nil, fmt.Errorf("local: not up")
+	}
+	w := l.fleet.worker(id)
+	if w == nil {
+		return nil, fmt.Errorf("local: zone %s/%s has no worker %q", group, zone, id)
+	}
+	return w, nil
+}
