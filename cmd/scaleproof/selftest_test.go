@@ -53,6 +53,25 @@ func TestJudgeFault(t *testing.T) {
 // TestSelftestOnLocal is `scaleproof selftest`: a clean baseline and every
 // planted fault of the catalogue on the local platform (selftest profile);
 // every fault must be caught by a failing fact and the baseline must pass.
+// caughtBy is, for each fault of the catalogue, the scenario and the fact
+// (its name's beginning; settings follow in brackets) that must catch it.
+var caughtBy = map[string]struct{ scenario, fact string }{
+	faults.IgnoreUpCooldown:        {"sustained", "no step up within the up cooldown"},
+	faults.IgnoreDownCooldown:      {"sustained", "no step down within the down cooldown"},
+	faults.DropToOne:               {"sustained", "every step down is exactly one worker"},
+	faults.PlusOneSteps:            {"sustained", "the first step up under load goes straight to the proportional target"},
+	faults.AuditHolds:              {"max-1", "holds are not audited"},
+	faults.LoweredMaxLazy:          {"max-lowered", "a lowered max applies in the request"},
+	faults.DownTooEarly:            {"sustained", "no step down before 3 low rounds in a row"},
+	faults.Linger:                  {"sustained", "once a step down is allowed it comes within one scheduler interval"},
+	faults.ScaleInUnreachable:      {"outage", "no step down while a worker is unreachable"},
+	faults.NoDrain:                 {"scale-in-drain", "no call failed around the scale-ins"},
+	faults.EdgeResend:              {"no-double-execution", "no call runs twice: executions never exceed calls sent"},
+	faults.IgnoreRate:              {"rate-path", "the calls-per-second trigger alone scales up"},
+	faults.DownUnderRate:           {"rate-path", "no step down while count − 1 workers could not carry the rate"},
+	faults.ForgetCooldownOnRestart: {"restart-cooldown", "no step down within the down cooldown of the last change, across a console restart"},
+}
+
 func TestSelftestOnLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("self-test skipped in -short mode")
@@ -87,6 +106,11 @@ func TestSelftestOnLocal(t *testing.T) {
 	for _, r := range rep.Faults {
 		if !r.Caught || r.Fact == "" {
 			t.Errorf("fault %s not caught: %s", r.Fault, r.Error)
+		}
+		if want, ok := caughtBy[r.Fault]; !ok {
+			t.Errorf("fault %s: no expected fact in caughtBy", r.Fault)
+		} else if r.Scenario != want.scenario || !strings.HasPrefix(r.Fact, want.fact) {
+			t.Errorf("fault %s caught by %s: %q; want %s: %q", r.Fault, r.Scenario, r.Fact, want.scenario, want.fact)
 		}
 		if res, err := reports.Read(r.Results); err != nil || res.Incomplete || len(res.Verdicts) == 0 {
 			t.Errorf("fault %s: results %s: %v", r.Fault, r.Results, err)
