@@ -83,6 +83,12 @@ func New(cfg Config) *Local {
 	if cfg.Discovery <= 0 {
 		cfg.Discovery = 500 * time.Millisecond
 	}
+	// Absolute, so that every path handed to a child process (and to
+	// Prometheus, which reads its paths relative to its config file) names
+	// the same file whatever the child's idea of "relative" is.
+	if abs, err := filepath.Abs(cfg.WorkDir); err == nil {
+		cfg.WorkDir = abs
+	}
 	cfg.Worker.Bin = cfg.Bin
 	cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
 	if cfg.Worker.PreStop == 0 {
@@ -156,6 +162,9 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 		if err := waitReady(ctx, u+"/readyz", 30*time.Second); err != nil {
 			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
 		}
+	}
+	if err := l.checkPrometheusScrapes(ctx, edge.addr); err != nil {
+		return platform.Endpoints{}, err
 	}
 	return l.endpoints, nil
 }
