@@ -32,8 +32,14 @@ deps: deps-chromium deps-prometheus ## install what the tests need from Debian (
 vet: ## go vet
 	$(GO) vet ./...
 
-test: vet ## the whole suite with the race detector (includes the quick end-to-end run on local)
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+# make test lists the tests that skipped (no chromium, no prometheus) at the
+# end, before go test's closing line: the tests record why in the file named
+# by $SCALEPROOF_SKIP_LOG (internal/skips) and hack/skipped.awk prints it.
+test: vet ## the whole suite with the race detector (includes the quick end-to-end run on local); lists skipped tests at the end
+	@skips=$$(mktemp) && rcf=$$(mktemp) && trap 'rm -f "$$skips" "$$rcf"' EXIT && \
+	echo "$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./..." && \
+	{ SCALEPROOF_SKIP_LOG="$$skips" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1; echo $$? >"$$rcf"; } | \
+	awk -v SKIPS="$$skips" -f hack/skipped.awk && exit "$$(cat "$$rcf")"
 
 test-short: ## the suite without the end-to-end run
 	$(GO) test -race -count=1 -short ./...

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/scaleproof/scaleproof/internal/skips"
 )
 
 // TestHTMLSelfContained checks the HTML report loads nothing at view time and
@@ -101,7 +103,7 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Fatal("no chromium binary found (tried $CHROMIUM, chromium, chromium-headless, chromium-browser, google-chrome) and CI=true: " +
 				"install it with `make deps-chromium` (apt-get install -y --no-install-recommends chromium)")
 		}
-		t.Skip("no chromium binary found (tried $CHROMIUM, chromium, chromium-headless, chromium-browser, google-chrome): " +
+		skips.Skip(t, "no chromium binary found (tried $CHROMIUM, chromium, chromium-headless, chromium-browser, google-chrome): "+
 			"install it with `make deps-chromium` to run the browser test")
 	}
 	dir := os.Getenv("ARTIFACTS")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -74,7 +75,7 @@ func TestHPAOnLocal(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v (CI=true: make deps-prometheus)", err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	// The default artifacts folder, which is relative (./_artifacts/<run-id>):
 	// a relative path once left Prometheus reading a targets file that did

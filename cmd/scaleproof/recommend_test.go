@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
@@ -125,7 +126,7 @@ func TestRecommendAgainstPrometheus(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	reg := prometheus.NewRegistry()
 	inflight := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: scenarios.InflightMetric, Help: "h"}, []string{"group", "zone", "quantile"})

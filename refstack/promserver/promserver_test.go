@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/scaleproof/scaleproof/internal/skips"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -57,7 +59,7 @@ func TestConfigIsValid(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("promtool not on PATH with CI=true (make deps-prometheus)")
 		}
-		t.Skip("promtool not on PATH (make deps-prometheus)")
+		skips.Skip(t, "promtool not on PATH (make deps-prometheus)")
 	}
 	dir := t.TempDir()
 	targets := filepath.Join(dir, "targets.json")
@@ -108,7 +110,7 @@ func TestStartStop(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	if _, err := Start(context.Background(), Config{Bin: bin}); err == nil {
 		t.Fatal("no directory must be an error")
@@ -191,7 +193,7 @@ func TestStartRelativeDir(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	t.Chdir(t.TempDir())
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
@@ -48,7 +49,7 @@ func TestUpWithPrometheus(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v (CI=true: make deps-prometheus)", err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	// A relative work folder, as the harness's default artifacts folder is:
 	// Prometheus must still find its targets file.
