@@ -95,9 +95,12 @@ func TestScaleEvents(t *testing.T) {
 		{At: at(3), Count: 3, Ready: 1, Err: "HTTP 502"},
 		{At: at(4), Count: 3, Ready: 3},
 		{At: at(9), Count: 2, Ready: 2},
-		{At: at(12), Count: 1, Ready: 2},
+		{At: at(12), Count: 1, Ready: 2, Decision: "hold 1->1: at max 1 under load", Change: "set 2->1: max lowered to 1 by ops"},
 	}
 	evs := scaleEvents(s, samples, nil)
+	if evs[0].Reason != "up 1->3: mean" || evs[2].Reason != "set 2->1: max lowered to 1 by ops" {
+		t.Errorf("reasons %q, %q: a forced change keeps its own cause and actor", evs[0].Reason, evs[2].Reason)
+	}
 	if len(evs) != 3 {
 		t.Fatalf("events %+v, want 3", evs)
 	}

@@ -275,7 +275,7 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 			continue
 		}
 		if prev >= 0 && smp.Count != prev {
-			ev := reports.ScaleEvent{Scenario: s.Name, From: prev, To: smp.Count, DecisionS: s.Since(smp.At), ReadyS: -1, ServedS: -1, Reason: smp.Decision}
+			ev := reports.ScaleEvent{Scenario: s.Name, From: prev, To: smp.Count, DecisionS: s.Since(smp.At), ReadyS: -1, ServedS: -1, Reason: changeReason(smp, prev)}
 			for _, later := range samples[i:] {
 				if later.Err == "" && later.Count == smp.Count && later.Ready == smp.Count {
 					ev.ReadyS = s.Since(later.At)
@@ -298,4 +298,14 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 		prev = smp.Count
 	}
 	return out
+}
+
+// changeReason is why a sample's count differs from prev: the zone's last
+// change when it names this step (a forced change keeps its own cause and
+// actor even after a hold), else the last decision.
+func changeReason(smp observe.Sample, prev int) string {
+	if smp.Change != "" && strings.Contains(smp.Change, fmt.Sprintf(" %d->%d:", prev, smp.Count)) {
+		return smp.Change
+	}
+	return smp.Decision
 }

@@ -83,6 +83,10 @@ type Sample struct {
 	Ready    int       `json:"ready"`
 	Decision string    `json:"decision,omitempty"` // "up 1->3: reason"
 	Err      string    `json:"err,omitempty"`      // the sample failed (Count etc. are then the last known)
+	// Change is the zone's last change of count, "set 3->1: max lowered to 1
+	// by ops" (empty when the console does not report it): a hold after a
+	// forced change replaces Decision but not Change.
+	Change string `json:"change,omitempty"`
 }
 
 // Zone samples one zone with an admin key.
@@ -150,6 +154,9 @@ func (z *Zone) SampleNow(ctx context.Context) Sample {
 		}
 		if d := zi.LastDecision; d != nil && d.Action != "" {
 			s.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+		}
+		if d := zi.LastScale; d != nil && d.Action != "" {
+			s.Change = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
 		}
 	}
 	z.samples = append(z.samples, s)
