@@ -138,6 +138,7 @@ func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
 	e := s.env
 	url := s.MCPURL()
 	call := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": 0}, nil)
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last load.Result
@@ -150,8 +151,8 @@ func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("waited %s for a first ok call through the edge to %s/%s: last answer %s %d %s",
-				timeout, e.Endpoints.Group, s.Zone, last.Class, last.Status, last.Err)
+			return fmt.Errorf("%s for a first ok call through the edge to %s/%s: last answer %s %d %s",
+				observe.Waited(time.Since(start), timeout, ctx.Err()), e.Endpoints.Group, s.Zone, last.Class, last.Status, last.Err)
 		case <-t.C:
 		}
 	}

@@ -9,6 +9,7 @@ package observe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -189,6 +190,7 @@ func (z *Zone) Last() Sample {
 // WaitFor waits until a sample taken after the call satisfies cond, or the
 // timeout passes; the error names what was awaited and the last sample.
 func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, cond func(Sample) bool) (Sample, error) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	z.mu.Lock()
@@ -198,8 +200,8 @@ func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, 
 	for {
 		select {
 		case <-ctx.Done():
-			return z.Last(), fmt.Errorf("waited %s for %s in %s/%s: last sample count=%d max=%d ready=%d (%s)",
-				timeout, what, z.Group, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready, ctx.Err())
+			return z.Last(), fmt.Errorf("%s for %s in %s/%s: last sample count=%d max=%d ready=%d",
+				Waited(time.Since(start), timeout, ctx.Err()), what, z.Group, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready)
 		case <-ch:
 		}
 		z.mu.Lock()
@@ -213,4 +215,15 @@ func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, 
 			}
 		}
 	}
+}
+
+// Waited says how a bounded wait ended, for an error message: "waited 2m0s"
+// when the timeout passed, "interrupted after 1m0s of 2m0s" when the wait
+// was cancelled first (err is the wait's context error; elapsed is rounded
+// to 0.1 s).
+func Waited(elapsed, timeout time.Duration, err error) string {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Sprintf("interrupted after %s of %s", elapsed.Round(100*time.Millisecond), timeout)
+	}
+	return fmt.Sprintf("waited %s", timeout)
 }
