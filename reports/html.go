@@ -130,7 +130,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 			return "pass"
 		case "FAIL":
 			return "fail"
-		case "NO VERDICT":
+		case "NO VERDICT", "STOP":
 			return "none"
 		}
 		return ""

@@ -23,12 +23,15 @@ type ScenarioView struct {
 	Readyz []ReadyzFailure
 }
 
-// Status is "PASS", "FAIL", or "NO VERDICT" when the run stopped before the
-// scenario was judged.
+// Status is "PASS", "FAIL", "STOP" when the run was stopped (Ctrl-C) while
+// the scenario ran, as the terminal's verdict lines say, or "NO VERDICT"
+// when the run ended before the scenario was judged.
 func (v ScenarioView) Status() string {
 	switch {
 	case v.Verdict == nil:
 		return "NO VERDICT"
+	case v.Verdict.Interrupted: // as WriteVerdicts marks it: stopped, not judged
+		return "STOP"
 	case v.Verdict.Passed:
 		return "PASS"
 	}
