@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -282,7 +283,15 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 	if o.extraColumns {
 		cols = reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
 	}
+	incomplete := ""
+	if code == exitInterrupted {
+		incomplete = fmt.Sprintf("INCOMPLETE: the run was interrupted; %d of %d scenarios judged, the figures are what was measured until then",
+			judged(verdicts), len(list))
+	}
 	if mdf, err := os.Create(filepath.Join(dir, "table.md")); err == nil {
+		if incomplete != "" {
+			fmt.Fprintf(mdf, "**%s\n\n", strings.Replace(incomplete, ":", ":**", 1))
+		}
 		_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
 		fmt.Fprintln(mdf)
 		reports.WriteVerdicts(mdf, verdicts)
@@ -304,6 +313,9 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			"report_html": rr.HTML, "junit": rr.JUnit})
 	} else {
 		fmt.Fprintln(out)
+		if incomplete != "" {
+			fmt.Fprintln(out, incomplete)
+		}
 		_ = reports.WriteTable(out, []reports.Row{row}, cols)
 		fmt.Fprintln(out)
 		reports.WriteVerdicts(out, verdicts)
@@ -316,4 +328,16 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		return withCode(code, errors.New(reason))
 	}
 	return nil
+}
+
+// judged counts the verdicts of scenarios that ran to a verdict (not
+// stopped by an interrupt).
+func judged(vs []reports.Verdict) int {
+	n := 0
+	for _, v := range vs {
+		if !v.Interrupted {
+			n++
+		}
+	}
+	return n
 }
