@@ -17,6 +17,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/internal/buildinfo"
 )
 
 // Exit codes.
@@ -63,11 +65,15 @@ service up while it does.
 Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.String(version, commit),
 	}
 	root.AddCommand(newRunCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },
+		Args:  cobra.NoArgs,
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), "scaleproof", buildinfo.String(version, commit))
+		},
 	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
