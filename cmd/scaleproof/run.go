@@ -224,7 +224,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
-	say("scaleproof %s: platform %s, profile %s, %d scenarios; artifacts in %s", version, name, prof.Name, len(list), dir)
+	say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, name, prof.Name, plural(len(list), "scenario"), dir)
 
 	steps := &stepLog{started: time.Now()}
 	upStart := time.Now()
@@ -238,7 +238,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		log.Error("platform up failed", "err", upErr)
 	} else {
 		ep = o.endpoints(ep)
-		say("platform up in %.1f s: console %s, edge %s, prometheus %q, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, ep.PrometheusURL, o.policy)
+		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Progress = prog.update
 		env.Policy = o.policy
@@ -340,4 +340,20 @@ func judged(vs []reports.Verdict) int {
 		}
 	}
 	return n
+}
+
+// plural is "1 scenario", "2 scenarios".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// promLabel is "prometheus URL", or "no prometheus" when none runs.
+func promLabel(url string) string {
+	if url == "" {
+		return "no prometheus"
+	}
+	return "prometheus " + url
 }

@@ -22,3 +22,18 @@ func TestVersionCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestRunMessages(t *testing.T) {
+	if got := plural(1, "scenario"); got != "1 scenario" {
+		t.Errorf("plural(1) = %q", got)
+	}
+	if got := plural(6, "scenario"); got != "6 scenarios" {
+		t.Errorf("plural(6) = %q", got)
+	}
+	if got := promLabel(""); got != "no prometheus" {
+		t.Errorf(`promLabel("") = %q, not prometheus ""`, got)
+	}
+	if got := promLabel("http://127.0.0.1:9090"); got != "prometheus http://127.0.0.1:9090" {
+		t.Errorf("promLabel = %q", got)
+	}
+}
