@@ -7,7 +7,8 @@
 //	0  every scenario passed
 //	1  a scenario failed (or a compared run regressed)
 //	2  bad usage or unusable input
-//	3  the platform could not be brought up (infrastructure)
+//	3  the platform could not be brought up (infrastructure), or
+//	   recommend-bounds could not query Prometheus
 //	130 interrupted (Ctrl-C / SIGTERM); results are still written, marked incomplete
 package main
 
@@ -62,7 +63,9 @@ service up while it does.
   scaleproof report RESULTS...         the published table from results files
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
 
-Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 interrupted.`,
+Exit codes: 0 pass, 1 a scenario failed (or compare found a regression), 2 bad
+usage or unusable input, 3 platform error (or Prometheus unreachable), 130
+interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.String(version, commit),

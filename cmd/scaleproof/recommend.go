@@ -52,8 +52,9 @@ reference edge's summary ` + scenarios.InflightMetric + `
 for --group, and --zone when given), current is max(--replicas-query) (by
 default the console's scaleproof_console_zone_count). In a query, %s and $group
 stand for the group and $zone for the zone. --workers is how many calls one
-replica serves at once: the seed's querier runs 6 workers; the reference
-worker's in-flight limit (RAMEN_MAX_INFLIGHT) is 32.
+replica serves at once; it defaults to the reference worker's in-flight limit
+(32), because the default queries measure the reference edge. For another
+system pass its own: a Loki querier, where the formulas come from, runs 6.
 
 Exit codes: 0 both numbers computed, 2 bad usage or no data, 3 Prometheus
 unreachable or a query failed.`,
@@ -72,7 +73,8 @@ unreachable or a query failed.`,
 	f.StringVar(&o.replicasQuery, "replicas-query", "", `the current replicas (default scaleproof_console_zone_count{group="G"}), taken as max(...)`)
 	f.StringVar(&o.group, "group", "scaleproof", "the group (%s and $group in queries)")
 	f.StringVar(&o.zone, "zone", "", "the zone ($zone in queries; narrows the default queries to it)")
-	f.IntVar(&o.workers, "workers", 6, "calls one replica serves at once (the seed's querier: 6 workers; the reference worker: 32)")
+	f.IntVar(&o.workers, "workers", scenarios.Published().MaxInflight,
+		"calls one replica serves at once; the default is the reference worker's in-flight limit, which the default queries measure (a Loki querier runs 6)")
 	f.StringVar(&o.rangeStr, "range", "7d", "the PromQL range the formulas look back over")
 	f.IntVar(&o.minFloor, "min-floor", 2, "clamp_min of the min formula")
 	f.IntVar(&o.maxFloor, "max-floor", 20, "clamp_min of the max formula")

@@ -45,7 +45,12 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
   scaleproof report --published --format markdown _artifacts/run1/results.jsonl
   scaleproof report --format html --out report.html _artifacts/run1/results.jsonl
   scaleproof report --columns 429pct,p95,flaps _artifacts/*/results.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return withCode(exitUsage, fmt.Errorf("report needs at least one results file (results.jsonl of a run)\n\n%s", cmd.UsageString()))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cols, err := reports.ParseColumns(columns)
 			if err != nil {

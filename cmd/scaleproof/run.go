@@ -65,8 +65,20 @@ Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
 cooldowns 30/120 s, 45 s burst: the seed's own settings, about 15 minutes on local).
 
 Results go to the artifacts folder ($ARTIFACTS when set, else
-./_artifacts/<run-id>): results.jsonl (written as the run goes; a killed run
-keeps what it measured, marked incomplete), table.md, and process logs.`,
+./_artifacts/<run-id>):
+  results.jsonl     every record of the run, written as it goes (a killed run
+                    keeps what it measured and reads back as incomplete)
+  report.html       the table and per-scenario charts, self-contained
+  junit.xml         one testcase per scenario and per fact
+  junit_runner.xml  one testcase per platform step (up, dump logs, down)
+  table.md          the table and the PASS/FAIL lines in Markdown
+  scaleproof.log    the harness's own log (JSON lines)
+  logs/             every process's log (local: console, edge, workers, prometheus)
+  local/            local platform: the console's state, keys.json (the run's
+                    API keys, mode 0600), Prometheus' config and data
+
+Exit codes: 0 every scenario passed, 1 a scenario failed, 2 bad usage or
+unusable input, 3 platform error (could not bring it up), 130 interrupted.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered

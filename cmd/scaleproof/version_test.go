@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -35,5 +36,32 @@ func TestRunMessages(t *testing.T) {
 	}
 	if got := promLabel("http://127.0.0.1:9090"); got != "prometheus http://127.0.0.1:9090" {
 		t.Errorf("promLabel = %q", got)
+	}
+}
+
+// TestHelpTexts: report without a file says what it needs and shows its
+// usage (exit 2); run --help lists every artifact and the exit codes;
+// recommend-bounds' --workers follows the reference worker the default
+// queries measure.
+func TestHelpTexts(t *testing.T) {
+	c := newReportCmd()
+	var errb strings.Builder
+	c.SetErr(&errb)
+	c.SetArgs(nil)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.Execute()
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "at least one results file") || !strings.Contains(err.Error(), "Usage:") {
+		t.Errorf("report without arguments: %v, want exit 2 with the usage", err)
+	}
+	long := newRunCmd().Long
+	for _, w := range []string{"results.jsonl", "report.html", "junit.xml", "junit_runner.xml", "table.md", "scaleproof.log", "logs/", "keys.json",
+		"Exit codes: 0", "130 interrupted"} {
+		if !strings.Contains(long, w) {
+			t.Errorf("run --help does not mention %q", w)
+		}
+	}
+	if f := newRecommendCmd().Flags().Lookup("workers"); f == nil || f.DefValue != "32" {
+		t.Errorf("recommend-bounds --workers default %v, want 32 (the reference worker's in-flight limit)", f)
 	}
 }
