@@ -60,6 +60,7 @@ service up while it does.
   scaleproof run --profile published   the seed's own settings (scheduler 20 s, cooldowns 30/120 s)
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
+  scaleproof up                        the reference system on 127.0.0.1 until Ctrl-C (URLs, keys)
   scaleproof report RESULTS...         the published table from results files
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
 
@@ -70,7 +71,7 @@ interrupted.`,
 		SilenceErrors: true,
 		Version:       buildinfo.String(version, commit),
 	}
-	root.AddCommand(newRunCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newUpCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -175,15 +175,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		pf = local.New(local.Config{
-			Bin: bin, WorkDir: filepath.Join(dir, "local"), Group: o.group,
-			UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
-			TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
-			Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
-				Drain: max(prof.ConsoleDrain, 5*time.Second)},
-			Log:        log.With("part", "platform"),
-			Prometheus: o.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
-		})
+		pf = local.New(localConfig(bin, filepath.Join(dir, "local"), o.group, prof, o.policyOpts, log.With("part", "platform")))
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
@@ -368,4 +360,19 @@ func promLabel(url string) string {
 		return "no prometheus"
 	}
 	return "prometheus " + url
+}
+
+// localConfig is the local platform's configuration for profile prof (run
+// and up): the console's cooldowns and grace, the workers' limit and call
+// length, the Prometheus of --prometheus.
+func localConfig(bin, workDir, group string, prof scenarios.Profile, po policyOpts, log *slog.Logger) local.Config {
+	return local.Config{
+		Bin: bin, WorkDir: workDir, Group: group,
+		UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
+		TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
+		Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
+			Drain: max(prof.ConsoleDrain, 5*time.Second)},
+		Log:        log,
+		Prometheus: po.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
+	}
 }
