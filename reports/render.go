@@ -46,9 +46,19 @@ func Render(w io.Writer, format string, runs []*Results, o Options) error {
 
 // Rows returns the table rows of runs, one per file ("(incomplete)" added to
 // the platform of a killed run's row), then the published rows when asked.
+// Rows that would share a platform name (two runs on local) get the run's
+// id, which starts with its start time, and its policy: "local (run
+// 20261201-093724-32d6a6, hpa)".
 func Rows(runs []*Results, o Options) (ours, all []Row) {
+	names := map[string]int{}
+	for _, res := range runs {
+		names[RowFromResults(res).Platform]++
+	}
 	for _, res := range runs {
 		r := RowFromResults(res)
+		if names[r.Platform] > 1 {
+			r.Platform += " (" + runLabel(res) + ")"
+		}
 		if res.Incomplete {
 			r.Platform += " (incomplete)"
 		}
@@ -407,4 +417,17 @@ func RenderJSON(w io.Writer, runs []*Results, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(BuildJSON(runs, o))
+}
+
+// runLabel tells runs on one platform apart: "run <id>, <policy>", or the
+// start time and file when the run has no id.
+func runLabel(res *Results) string {
+	l := "run " + res.Meta.RunID
+	if res.Meta.RunID == "" {
+		l = fmtTime(res.Meta.Started) + ", " + res.Path
+	}
+	if res.Meta.Policy != "" {
+		l += ", " + res.Meta.Policy
+	}
+	return l
 }

@@ -143,6 +143,9 @@ func (c Calls) Others() int64 {
 // RunTitle names a run for headings: "local, profile quick, run 20261130-…".
 func (res *Results) RunTitle() string {
 	t := res.Meta.Platform + ", profile " + res.Meta.Profile
+	if res.Meta.Policy != "" {
+		t += ", policy " + res.Meta.Policy
+	}
 	if res.Meta.RunID != "" {
 		t += ", run " + res.Meta.RunID
 	}
