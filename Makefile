@@ -62,5 +62,13 @@ deps-chromium: ## install Debian's chromium for the HTML report's browser test (
 	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
 
 .PHONY: deps-prometheus
-deps-prometheus: ## install Debian's prometheus + promtool (hpa policy, spike scenario, alert rules; needs root; no-op when present)
-	command -v prometheus || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus)
+# Debian's package also installs prometheus.service, which a systemd host would
+# start as a system-wide Prometheus on :9090. The tests and the local platform
+# start their own (free port, generated config), so the unit is stopped and
+# disabled right after an install made here; an existing install is left alone.
+deps-prometheus: ## install Debian's prometheus + promtool (hpa policy, spike scenario, alert rules; needs root; no-op when present; disables the package's system service)
+	@if command -v prometheus >/dev/null 2>&1; then echo "deps-prometheus: prometheus already installed: $$(command -v prometheus)"; else \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus && \
+	  if [ -d /run/systemd/system ]; then systemctl disable --now prometheus.service && \
+	    echo "deps-prometheus: stopped and disabled prometheus.service (Debian starts it system-wide; scaleproof runs its own)"; \
+	  else echo "deps-prometheus: no systemd running: Debian's prometheus.service was not started"; fi; fi
