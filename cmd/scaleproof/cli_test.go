@@ -2,9 +2,15 @@ package main
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // TestVersionCommands: both binaries answer `version` and --version with
@@ -63,5 +69,64 @@ func TestHelpTexts(t *testing.T) {
 	}
 	if f := newRecommendCmd().Flags().Lookup("workers"); f == nil || f.DefValue != "32" {
 		t.Errorf("recommend-bounds --workers default %v, want 32 (the reference worker's in-flight limit)", f)
+	}
+}
+
+// TestUsageErrorLeavesNoFolder: a usage error found after the artifacts
+// folder was made (here a --ref-bin that does not exist, and bad external
+// URLs) removes the folders it made; an existing --artifacts folder stays.
+func TestUsageErrorLeavesNoFolder(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("ARTIFACTS", "")
+	for _, args := range [][]string{
+		{"--ref-bin", "/nonexistent/scaleproof-ref"},
+		{"--platform", "external", "--console-url", "ftp://x", "--edge-url", "http://127.0.0.1:1", "--keys", "k.json"},
+		{"--ref-bin", "/nonexistent/scaleproof-ref", "--artifacts", "deep/er/folder"},
+	} {
+		if _, code := execute(t, newRunCmd(), args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+		if ents, _ := os.ReadDir("."); len(ents) != 0 {
+			t.Errorf("%v left %v", args, ents)
+		}
+	}
+	if err := os.Mkdir("mine", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	execute(t, newRunCmd(), "--ref-bin", "/nonexistent/scaleproof-ref", "--artifacts", "mine")
+	if _, err := os.Stat("mine"); err != nil {
+		t.Errorf("an existing --artifacts folder was removed: %v", err)
+	}
+}
+
+// TestPlatformErrorPrintsNoTable: an external platform whose console is not
+// ready is a platform error (exit 3) with no empty table before it, and
+// table.md says no scenario ran.
+func TestPlatformErrorPrintsNoTable(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.json")
+	k := func(name, role string, groups ...string) platform.Key {
+		return platform.Key{Name: name, Key: name + "-0123456789abcdef", Role: role, Groups: groups}
+	}
+	if err := platform.WriteKeysFile(keys, platform.Keys{SuperAdmin: k("root", "super_admin"), GroupAdmin: k("ga", "group_admin", "loadtest"),
+		Viewer: k("vw", "viewer"), MCPUser: k("mcp", "mcp_user")}); err != nil {
+		t.Fatal(err)
+	}
+	art := filepath.Join(dir, "artifacts")
+	out, code := execute(t, newRunCmd(), "--platform", "external", "--name", "GKE", "--console-url", down.URL, "--edge-url", down.URL,
+		"--keys", keys, "--group", "loadtest", "--artifacts", art, "--quiet")
+	if code != exitInfra {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitInfra, out)
+	}
+	if strings.Contains(out, "Up to 3") || strings.Contains(out, "\nGKE ") {
+		t.Errorf("a platform error printed a table:\n%s", out)
+	}
+	md, err := os.ReadFile(filepath.Join(art, "table.md"))
+	if err != nil || !strings.HasPrefix(string(md), "**NOT RUN:** platform up: ") || strings.Contains(string(md), "| Platform") {
+		t.Errorf("table.md: %v\n%s", err, md)
 	}
 }

@@ -316,12 +316,12 @@ func TestInterruptTearsDown(t *testing.T) {
 	}{
 		{"SIGINT while the platform comes up", "max-1", syscall.SIGINT, "the console's log file",
 			func(h *harnessRun) bool {
-				_, err := os.Stat(filepath.Join(h.art, "local", "logs", "console.log"))
+				_, err := os.Stat(filepath.Join(h.art, "logs", "console.log"))
 				return err == nil
 			}},
 		{"SIGTERM while the platform comes up", "max-1", syscall.SIGTERM, "the edge's log file",
 			func(h *harnessRun) bool {
-				_, err := os.Stat(filepath.Join(h.art, "local", "logs", "edge.log"))
+				_, err := os.Stat(filepath.Join(h.art, "logs", "edge.log"))
 				return err == nil
 			}},
 		{"SIGINT under load", "max-1", syscall.SIGINT, "3 samples of max-1 under load",

@@ -137,7 +137,7 @@ func findRefBin(explicit string) (string, error) {
 	return "", errors.New("scaleproof-ref not found beside scaleproof or on $PATH: run `make build` or pass --ref-bin")
 }
 
-func runRun(cmd *cobra.Command, o *runOpts) error {
+func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	prof, err := scenarios.ProfileByName(o.profile)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -158,6 +158,14 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			dir = filepath.Join("_artifacts", runID)
 		}
 	}
+	if top := firstMissing(dir); top != "" {
+		// A usage error found below leaves no empty artifacts folder behind.
+		defer func() {
+			if ee := (*exitError)(nil); errors.As(err, &ee) && ee.code == exitUsage {
+				_ = os.RemoveAll(top)
+			}
+		}()
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
 	}
@@ -175,7 +183,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		pf = local.New(localConfig(bin, filepath.Join(dir, "local"), o.group, prof, o.policyOpts, log.With("part", "platform")))
+		pf = local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
@@ -296,9 +304,14 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		if incomplete != "" {
 			fmt.Fprintf(mdf, "**%s\n\n", strings.Replace(incomplete, ":", ":**", 1))
 		}
-		_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
-		fmt.Fprintln(mdf)
-		reports.WriteVerdicts(mdf, verdicts)
+		if upErr != nil {
+			fmt.Fprintf(mdf, "**NOT RUN:** %s; no scenario ran.\n", reason)
+		} else {
+			_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+			fmt.Fprint(mdf, "\n```text\n") // the verdict lines as they are, not merged into one paragraph
+			reports.WriteVerdicts(mdf, verdicts)
+			fmt.Fprint(mdf, "```\n")
+		}
 		mdf.Close()
 	}
 	rr, rerr := writeRunReports(dir, resultsPath, cols)
@@ -320,9 +333,11 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		if incomplete != "" {
 			fmt.Fprintln(out, incomplete)
 		}
-		_ = reports.WriteTable(out, []reports.Row{row}, cols)
-		fmt.Fprintln(out)
-		reports.WriteVerdicts(out, verdicts)
+		if upErr == nil { // a platform that did not come up has no table: the error says why
+			_ = reports.WriteTable(out, []reports.Row{row}, cols)
+			fmt.Fprintln(out)
+			reports.WriteVerdicts(out, verdicts)
+		}
 		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
 		if rr.HTML != "" {
 			fmt.Fprintf(out, "report:  %s\n", rr.HTML)
@@ -364,15 +379,33 @@ func promLabel(url string) string {
 
 // localConfig is the local platform's configuration for profile prof (run
 // and up): the console's cooldowns and grace, the workers' limit and call
-// length, the Prometheus of --prometheus.
-func localConfig(bin, workDir, group string, prof scenarios.Profile, po policyOpts, log *slog.Logger) local.Config {
+// length, the Prometheus of --prometheus. Its state goes to dir/local and
+// the processes log straight into dir/logs (one complete copy, shutdown
+// lines included).
+func localConfig(bin, dir, group string, prof scenarios.Profile, po policyOpts, log *slog.Logger) local.Config {
 	return local.Config{
-		Bin: bin, WorkDir: workDir, Group: group,
+		Bin: bin, WorkDir: filepath.Join(dir, "local"), LogDir: filepath.Join(dir, "logs"), Group: group,
 		UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
 		TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
 		Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
 			Drain: max(prof.ConsoleDrain, 5*time.Second)},
 		Log:        log,
 		Prometheus: po.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
+	}
+}
+
+// firstMissing is the outermost folder of dir that does not exist yet (dir
+// itself when only it is missing), or "" when dir exists: what MkdirAll(dir)
+// creates and a usage error should remove again.
+func firstMissing(dir string) string {
+	top := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			return top
+		}
+		top = d
+		if filepath.Dir(d) == d {
+			return top
+		}
 	}
 }

@@ -104,7 +104,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	defer logf.Close()
 	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	o.policy = scenarios.PolicyStep
-	pf := local.New(localConfig(bin, filepath.Join(dir, "local"), o.group, prof, o.policyOpts, log.With("part", "platform")))
+	pf := local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

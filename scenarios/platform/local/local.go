@@ -34,6 +34,11 @@ type Config struct {
 	Bin     string // path to the scaleproof-ref binary
 	WorkDir string // state, keys and process logs go here (created)
 	Group   string // the group the scenarios use
+	// LogDir receives every process's log, written as they run, so it holds
+	// their shutdown lines too (default WorkDir/logs). DumpLogs into LogDir
+	// is a no-op: the harness points it at its artifacts' logs/ to keep one
+	// complete copy.
+	LogDir string
 
 	UpCooldown   time.Duration // console --up-cooldown (seed 002: 30 s)
 	DownCooldown time.Duration // console --down-cooldown (seed 002: 120 s)
@@ -89,8 +94,14 @@ func New(cfg Config) *Local {
 	if abs, err := filepath.Abs(cfg.WorkDir); err == nil {
 		cfg.WorkDir = abs
 	}
+	if abs, err := filepath.Abs(cfg.LogDir); err == nil && cfg.LogDir != "" {
+		cfg.LogDir = abs
+	}
 	cfg.Worker.Bin = cfg.Bin
-	cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
+	cfg.Worker.LogDir = cfg.LogDir
+	if cfg.Worker.LogDir == "" {
+		cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
+	}
 	if cfg.Worker.PreStop == 0 {
 		cfg.Worker.PreStop = 2 * cfg.Discovery
 	}
@@ -112,8 +123,10 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	if _, err := os.Stat(c.Bin); err != nil {
 		return platform.Endpoints{}, fmt.Errorf("local: reference binary %q: %w (run `make build`)", c.Bin, err)
 	}
-	if err := os.MkdirAll(c.Worker.LogDir, 0o755); err != nil {
-		return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+	for _, d := range []string{c.WorkDir, c.Worker.LogDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+		}
 	}
 	l.keys = platform.Keys{
 		SuperAdmin: platform.Key{Name: "root", Key: randKey("sa"), Role: "super_admin"},
@@ -128,7 +141,7 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 
 	rctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
-	l.fleet = NewFleet(c.Worker, c.ProbeInterval, l.log.With("part", "fleet"))
+	l.fleet = NewFleet(c.Worker, c.ProbeInterval, l.log.With("component", "fleet"))
 	go l.fleet.Run(rctx)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

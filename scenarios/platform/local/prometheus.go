@@ -163,6 +163,9 @@ func (l *Local) checkPrometheusScrapes(ctx context.Context, edgeAddr string) err
 	}
 	timeout := l.cfg.Prometheus.TargetTimeout
 	if err := promserver.WaitTargetUp(ctx, u, edgeAddr, timeout); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("local: waiting for Prometheus to scrape the edge: %w", ctx.Err())
+		}
 		hint := "its file_sd configuration must read " + l.TargetsFile()
 		if l.cfg.Prometheus.Mode == PrometheusAuto {
 			hint = "see " + filepath.Join(l.cfg.Worker.LogDir, "prometheus.log") + " and " + filepath.Join(filepath.Dir(l.TargetsFile()), "prometheus.yml")
