@@ -24,7 +24,7 @@ build: ## build bin/scaleproof and bin/scaleproof-ref (static, CGO_ENABLED=0)
 run: build ## run the five scenarios on local processes (quick profile) and print the table
 	$(BIN)/scaleproof run --platform local --profile $(PROFILE)
 
-run-published: build ## the seed's own settings (about 15 minutes on local)
+run-published: build ## the published load test's settings, from Ramen 0.7.5's autoscaling notes (about 15 minutes on local)
 	$(BIN)/scaleproof run --platform local --profile published
 
 deps: deps-chromium deps-prometheus ## install what the tests need from Debian (chromium for the HTML report test, prometheus + promtool for the hpa tests)

@@ -12,9 +12,9 @@ import (
 
 // Options shape a rendered report.
 type Options struct {
-	// Columns are the extra columns of the seed table.
+	// Columns are the extra columns of the published table.
 	Columns Columns
-	// Published adds seed 002's published rows (Published) under ours and a
+	// Published adds Ramen 0.7.5's published rows (Published) under ours and a
 	// table of ratios, ours ÷ published.
 	Published bool
 }
@@ -83,7 +83,7 @@ func profileNote(runs []*Results) string {
 		return ""
 	}
 	return "Not run with the published profile: " + strings.Join(quick, ", ") +
-		"; its times are not on the seed's scale (the quick profile divides them by 10), so time ratios say little. " +
+		"; its times are not on the published scale (the quick profile divides them by 10), so time ratios say little. " +
 		"Run `scaleproof run --profile published` to compare."
 }
 
@@ -134,7 +134,7 @@ func sortedSettings(m map[string]string) []string {
 	return out
 }
 
-// RenderText writes the seed table (with the published rows and ratios when
+// RenderText writes the published table (with the published rows and ratios when
 // asked) and, per file, one PASS/FAIL/NONE line per scenario with its failed
 // facts.
 func RenderText(w io.Writer, runs []*Results, o Options) error {
@@ -168,7 +168,7 @@ func RenderText(w io.Writer, runs []*Results, o Options) error {
 }
 
 // RenderMarkdown writes a Markdown report to paste into a release or an
-// issue: the seed table (with published rows and ratios when asked), then per
+// issue: the published table (with published rows and ratios when asked), then per
 // run its metadata, a scenario summary, and per scenario its facts, scale
 // events and /readyz failures.
 func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {

@@ -10,7 +10,7 @@ import (
 // the file's order, for the renderers.
 type ScenarioView struct {
 	Name    string
-	Title   string    // the seed's sentence; "" when the file has no scenario record
+	Title   string    // the scenario's one-line description; "" when the file has no scenario record
 	Zone    string    // the zone the scenario ran on
 	Started time.Time // zero when the file has no scenario record
 	// Verdict is nil when the run stopped before the scenario was judged.

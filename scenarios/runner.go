@@ -54,7 +54,7 @@ type Env struct {
 // Scenario is one named scenario.
 type Scenario struct {
 	Name  string
-	Title string // the seed's sentence
+	Title string // one line: what the scenario does
 	// TitleFor, when set, is the title under p (e.g. the burst's length in
 	// that profile); Title is then the published profile's.
 	TitleFor func(p Profile) string

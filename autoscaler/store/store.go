@@ -24,7 +24,7 @@ var (
 	ErrClosed = errors.New("store closed")
 )
 
-// Defaults of the auto-rebalance scheduler (seed 002 "Who runs it": off by
+// Defaults of the auto-rebalance scheduler (Ramen 0.7.5 "Who runs it": off by
 // default, every 60 s when on).
 const DefaultInterval = 60 * time.Second
 

@@ -31,7 +31,7 @@ func newWorkerCmd() *cobra.Command {
 one tool, "work" {"ms": N}, that holds the call N ms (default --work-ms, at most
 60000) and answers "worked N ms on ID". A bare tools/call with no initialize works.
 
-Seed 002 ("How it decides"): each worker reports its in-flight calls, the in-flight
+As Ramen 0.7.5's autoscaling notes have it ("How it decides"): each worker reports its in-flight calls, the in-flight
 limit it runs with (` + worker.EnvMaxInflight + `, default 32) and its total call count, on
 GET /metrics as ` + worker.MetricInflight + `, ` + worker.MetricInflightLimit + `,
 ` + worker.MetricCallsTotal + ` (also ` + worker.MetricReady + ` and ` + worker.MetricRefusedTotal + `).

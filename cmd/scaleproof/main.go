@@ -1,6 +1,6 @@
 // Command scaleproof is the harness: it brings up a platform, deploys the
-// reference system (or points at one that is not ours), drives seed 002's
-// five scenarios with MCP tools/call load, judges them, and writes results.
+// reference system (or points at one that is not ours), drives the five
+// load-test scenarios of Ramen 0.7.5's autoscaling notes, with MCP tools/call load, judges them, and writes results.
 //
 // Exit codes (stable, for CI):
 //
@@ -51,13 +51,13 @@ var (
 func main() {
 	root := &cobra.Command{
 		Use:   "scaleproof",
-		Short: "Load-test and conformance harness for worker autoscalers (seed 002 / HPA-style)",
+		Short: "Load-test and conformance harness for worker autoscalers (Ramen-style step policy, upstream HPA/KEDA)",
 		Long: `scaleproof proves that an autoscaler scales workers up fast, back down carefully,
 never scales in during an outage, honours its bounds and roles, and keeps the
 service up while it does.
 
   scaleproof run                       the five scenarios on local processes (quick profile)
-  scaleproof run --profile published   the seed's own settings (scheduler 20 s, cooldowns 30/120 s)
+  scaleproof run --profile published   the published load test's settings (scheduler 20 s, cooldowns 30/120 s)
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
   scaleproof up                        the reference system on 127.0.0.1 until Ctrl-C (URLs, keys)

@@ -36,9 +36,10 @@ func newRecommendCmd() *cobra.Command {
 	o := &recommendOpts{}
 	c := &cobra.Command{
 		Use:   "recommend-bounds",
-		Short: "Recommend an hpa zone's min and max replicas from Prometheus (seed 000's two formulas)",
-		Long: `recommend-bounds runs seed 000's two formulas for the bounds of an autoscaled
-deployment against a Prometheus server and prints each number with its inputs.
+		Short: "Recommend an hpa zone's min and max replicas from Prometheus (the two formulas of Grafana's KEDA post)",
+		Long: `recommend-bounds runs the two formulas of Grafana's post on autoscaling Loki
+queries with KEDA for the bounds of an autoscaled deployment against a
+Prometheus server and prints each number with its inputs.
 
   min = clamp_min(ceil(avg(avg_over_time(P75[7d])) / floor(workers × 0.75)), 2)
         "the average in-flight requests 75 % of the time over the last seven
@@ -87,7 +88,7 @@ unreachable or a query failed.`,
 type Bound struct {
 	Name   string  `json:"name"`   // "min" or "max"
 	Value  int     `json:"value"`  // the recommendation (Prometheus' answer to PromQL)
-	PromQL string  `json:"promql"` // the seed's formula, as run
+	PromQL string  `json:"promql"` // the formula, as run
 	Inputs []Input `json:"inputs"`
 	Steps  string  `json:"steps"` // the arithmetic, in words
 }
@@ -189,7 +190,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 		return strconv.FormatFloat(*v, 'f', -1, 64)
 	}
 
-	// min: the seed's first formula.
+	// min: the first formula of Grafana's KEDA post.
 	avgQ := fmt.Sprintf("avg(avg_over_time(%s[%s]))", p75, r)
 	minQ := fmt.Sprintf("clamp_min(ceil(%s / scalar(floor(vector(%s * 0.75)))), %d)", avgQ, w, o.minFloor)
 	divisor := math.Floor(float64(o.workers) * 0.75)
@@ -212,7 +213,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 	bmin.Steps = fmt.Sprintf("ceil(%s / %s) = %s, at least %d: %d", f(avg), f(&divisor),
 		f(ptrF(math.Ceil(*avg/divisor))), o.minFloor, bmin.Value)
 
-	// max: the seed's second formula.
+	// max: the post's second formula.
 	peakQ := fmt.Sprintf("max(max_over_time(%s[%s]))", p50, r)
 	curQ := fmt.Sprintf("max(%s)", replicas)
 	maxQ := fmt.Sprintf("clamp_min(ceil((%s / %s > %s) or %s), %d)", peakQ, w, curQ, curQ, o.maxFloor)

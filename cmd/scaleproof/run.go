@@ -46,23 +46,25 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Bring up a platform, run the scenarios, print the table, write results",
-		Long: `run brings up the platform, runs seed 002's scenarios with 64 VUs of MCP
-tools/call through the edge, polls the console's /readyz every second, prints
+		Long: `run brings up the platform, runs the five load-test scenarios of Ramen 0.7.5's
+autoscaling notes with 64 VUs of MCP tools/call through the edge, polls the console's /readyz every second, prints
 the table (Platform | Up to 3 | Back to 1 | Calls ok | 429 | 5xx) and one
 PASS/FAIL line per scenario, and tears the platform down (also on Ctrl-C; a
 second Ctrl-C exits at once).
 
-Scenarios (seed 002 "Load tests"):
+Scenarios ("Load tests" in Ramen 0.7.5's autoscaling notes):
   viewer-refused  viewer and MCP-user keys PUT max_count -> 403, nothing changes, audited
   max-1           max 1 never scales: count 1 at every sample, 429 > 0, no 5xx
   sustained       load up to max 3 and back to 1 (the table's times come from here)
-  burst           a 45 s burst, then idle back to 1
+  burst           a 45 s burst (4.5 s in quick), then idle back to 1
   max-lowered     at 3 under load an admin sets max 1: count 1 at the next sample
-  spike           seed 000's staged load with two spikes: replicas follow the signal (by name,
-                  or with --policy hpa; needs Prometheus)
+  spike           staged load with two spikes (the k6 stages of Grafana's post on
+                  autoscaling Loki queries with KEDA): replicas follow the signal
+                  (by name, or with --policy hpa; needs Prometheus)
 
 Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
-cooldowns 30/120 s, 45 s burst: the seed's own settings, about 15 minutes on local).
+cooldowns 30/120 s, 45 s burst: the published load test's settings, about 15
+minutes on local).
 
 Results go to the artifacts folder ($ARTIFACTS when set, else
 ./_artifacts/<run-id>):

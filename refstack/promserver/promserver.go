@@ -5,7 +5,7 @@
 // caller's, and a bounded wait for /-/ready. Stop ends it (SIGTERM, then
 // SIGKILL) and is safe to call twice.
 //
-// The local platform uses it as the metric source of hpa zones (issue 3) and
+// The local platform uses it as the metric source of hpa zones and
 // tests use it as a real Prometheus started by the test. WriteTargets writes
 // the file_sd JSON atomically (write, then rename), so Prometheus never
 // reads half a file.

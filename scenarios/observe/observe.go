@@ -27,7 +27,7 @@ type ReadyzFailure struct {
 // Readyz polls a console's /readyz.
 type Readyz struct {
 	Client   *consoleclient.Client
-	Interval time.Duration // 1 s in seed 002
+	Interval time.Duration // 1 s in the published load test
 	OnFail   func(ReadyzFailure)
 
 	mu       sync.Mutex
@@ -95,7 +95,7 @@ type Zone struct {
 	Client      *consoleclient.Client
 	Key         string
 	Group, Name string
-	Interval    time.Duration // 1 s in seed 002
+	Interval    time.Duration // 1 s in the published load test
 	OnSample    func(Sample)
 
 	mu      sync.Mutex

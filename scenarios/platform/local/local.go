@@ -40,11 +40,11 @@ type Config struct {
 	// complete copy.
 	LogDir string
 
-	UpCooldown   time.Duration // console --up-cooldown (seed 002: 30 s)
-	DownCooldown time.Duration // console --down-cooldown (seed 002: 120 s)
-	StartupGrace time.Duration // console --startup-grace (issue 2 rule 8: 120 s)
-	TargetRPS    float64       // console --target-rps (seed 002: 50)
-	ConsoleDrain time.Duration // console --drain (seed 002: 40 s)
+	UpCooldown   time.Duration // console --up-cooldown (Ramen 0.7.5: 30 s)
+	DownCooldown time.Duration // console --down-cooldown (Ramen 0.7.5: 120 s)
+	StartupGrace time.Duration // console --startup-grace (starting workers are capacity, not down: 120 s)
+	TargetRPS    float64       // console --target-rps (Ramen 0.7.5: 50)
+	ConsoleDrain time.Duration // console --drain (Ramen 0.7.5: 40 s)
 
 	Worker        WorkerSpec    // Bin and LogDir are filled in from Bin and WorkDir
 	ProbeInterval time.Duration // fleet readiness probe interval (500 ms when zero)
