@@ -1,6 +1,6 @@
 package autoscaler
 
-// The "hpa" policy of issue 3: the Kubernetes HorizontalPodAutoscaler's
+// The "hpa" policy: the Kubernetes HorizontalPodAutoscaler's
 // arithmetic and behaviour, with KEDA's fallback, as one pure function of
 // (config, state, observation, now). Every rule is in this file.
 //

@@ -1,6 +1,6 @@
 package autoscaler
 
-// The seed-002 step policy ("How it decides"), every rule in this file.
+// The Ramen 0.7.5 step policy ("How it decides"), every rule in this file.
 //
 // Each round, for one group × zone:
 //
@@ -42,7 +42,7 @@ import (
 	"time"
 )
 
-// StepConfig holds the thresholds and timings of the seed-002 step policy.
+// StepConfig holds the thresholds and timings of the Ramen 0.7.5 step policy.
 // The zero value is not valid; start from DefaultStepConfig.
 //
 // Fractions and TargetRPS are float64 for convenience (they come from
@@ -52,38 +52,38 @@ import (
 type StepConfig struct {
 	// HighFraction: a ready worker is high when its in-flight calls are
 	// strictly over this fraction of its own in-flight limit. A high worker
-	// triggers an UP. Seed 002: "any ready worker is high (over 80 % of its
+	// triggers an UP. Ramen 0.7.5: "any ready worker is high (over 80 % of its
 	// limit)". Default 0.8. Range (0, 1].
 	HighFraction float64
 	// MeanUpFraction: the zone triggers an UP when its mean in-flight
 	// (Σ in-flight ÷ Σ limit) is at or over this fraction. It is also the
-	// divisor of the proportional step. Seed 002: "the zone's mean in-flight
+	// divisor of the proportional step. Ramen 0.7.5: "the zone's mean in-flight
 	// is 50 % or more". Default 0.5. Range (0, 1].
 	MeanUpFraction float64
 	// LowFraction: a ready worker is low when its in-flight calls are
-	// strictly under this fraction of its own limit. Seed 002: "every ready
+	// strictly under this fraction of its own limit. Ramen 0.7.5: "every ready
 	// worker is low (under 30 %)". Default 0.3. Range (0, HighFraction).
 	LowFraction float64
 	// TargetRPS, in calls per second per worker: the zone triggers an UP when
 	// its calls per second per worker reach it, and it divides the rate in
-	// the proportional step. Seed 002: RAMEN_AUTOSCALE_TARGET_RPS, default
+	// the proportional step. Ramen 0.7.5: RAMEN_AUTOSCALE_TARGET_RPS, default
 	// 50. Must be > 0 and finite.
 	TargetRPS float64
 	// LowRounds is the number of consecutive all-low rounds, the current one
-	// included, before a DOWN. Seed 002: "low for 3 rebalances in a row".
+	// included, before a DOWN. Ramen 0.7.5: "low for 3 rebalances in a row".
 	// Default 3. Must be >= 1.
 	LowRounds int
 	// UpCooldown: no UP while less than this has passed since the last
-	// change of the count. Seed 002: RAMEN_AUTOSCALE_UP_COOLDOWN_SECS,
+	// change of the count. Ramen 0.7.5: RAMEN_AUTOSCALE_UP_COOLDOWN_SECS,
 	// default 30 s. Must be >= 0.
 	UpCooldown time.Duration
 	// DownCooldown: no DOWN while less than this has passed since the last
-	// change of the count. Seed 002: RAMEN_AUTOSCALE_COOLDOWN_SECS, default
+	// change of the count. Ramen 0.7.5: RAMEN_AUTOSCALE_COOLDOWN_SECS, default
 	// 120 s. Must be >= 0.
 	DownCooldown time.Duration
 	// StartupGrace: workers the count asks for that discovery does not list
 	// yet (Observation.Missing) count as starting while less than this has
-	// passed since the last change, and as down after it (issue 2, rule 8).
+	// passed since the last change, and as down after it.
 	// The controller uses the same grace to set WorkerSample.Starting.
 	// Default 120 s. Must be >= 0.
 	StartupGrace time.Duration
@@ -95,7 +95,7 @@ type StepConfig struct {
 	MaxUpStep int
 }
 
-// DefaultStepConfig returns the seed-002 defaults: high over 80 %, up at a
+// DefaultStepConfig returns the Ramen 0.7.5 defaults: high over 80 %, up at a
 // mean of 50 %, low under 30 %, 50 calls/s per worker, 3 low rounds, 30 s up
 // cooldown, 120 s down cooldown, 120 s startup grace.
 func DefaultStepConfig() StepConfig {

@@ -6,7 +6,7 @@ import "time"
 type Action string
 
 // The actions a policy can decide. "up" and "down" change the count; "hold"
-// keeps it (and is never audited, seed 002 "Audit and logs"). "set" is a
+// keeps it (and is never audited, Ramen 0.7.5 "Audit and logs"). "set" is a
 // forced change (max lowered, manual count) applied by the console, not by a
 // policy.
 const (
@@ -23,7 +23,7 @@ const (
 // scrape timeout (InFlight, Limit, CallsTotal are then meaningless). Ready is
 // the worker's own readiness as reported (gauge or /readyz) and by discovery.
 // Starting is true for a worker discovery lists as not ready whose creation is
-// newer than the startup grace (rule 8 of issue 2): it counts as capacity on
+// newer than the startup grace: it counts as capacity on
 // its way, at zero in-flight, and is neither ready nor down.
 type WorkerSample struct {
 	ID         string    `json:"id"`
@@ -56,9 +56,9 @@ type ZoneState struct {
 	Count      int       `json:"count"`       // desired worker count (the scale target's replicas)
 	Max        int       `json:"max_count"`   // upper bound, >= 1
 	LastChange time.Time `json:"last_change"` // last change of Count for any reason (cooldowns run from it)
-	LowStreak  int       `json:"low_streak"`  // consecutive all-low rounds (seed 002: DOWN after 3)
+	LowStreak  int       `json:"low_streak"`  // consecutive all-low rounds (Ramen 0.7.5: DOWN after 3)
 	// Prev holds each worker's previous sample, keyed by worker ID, so the
-	// policy can work out calls per second (seed 002 "How it decides").
+	// policy can work out calls per second (Ramen 0.7.5 "How it decides").
 	Prev map[string]WorkerSample `json:"-"`
 }
 
@@ -73,6 +73,6 @@ type Decision struct {
 	// (fewest in flight first, ties: newest). Empty for other actions.
 	Victims []string `json:"victims,omitempty"`
 	// AtMaxUnderLoad is true when an UP was wanted but the zone already runs
-	// at its max: the controller logs a warning (seed 002 "Audit and logs").
+	// at its max: the controller logs a warning (Ramen 0.7.5 "Audit and logs").
 	AtMaxUnderLoad bool `json:"at_max_under_load,omitempty"`
 }

@@ -119,6 +119,7 @@ func newPlot(title, ylabel string, xmax float64) *chart {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = sans(10)
 		a.Tick.Label.Font = sans(9)
+		a.Tick.Marker = plainTicks{}
 	}
 	p.Add(plotter.NewGrid())
 	p.X.Min, p.X.Max = 0, xmax
@@ -291,6 +292,21 @@ func holdToEnd(pts plotter.XYs, x float64) plotter.XYs {
 		pts = append(pts, plotter.XY{X: x, Y: pts[n-1].Y})
 	}
 	return pts
+}
+
+// plainTicks is gonum's default choice of ticks with each label in its
+// shortest form: "250", "2.5", not "250.00".
+type plainTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ts {
+		if v, err := strconv.ParseFloat(t.Label, 64); err == nil && t.Label != "" {
+			ts[i].Label = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+	}
+	return ts
 }
 
 // integerTicks marks whole numbers only (worker counts), about five labels.

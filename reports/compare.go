@@ -97,6 +97,9 @@ type Comparison struct {
 	Changes             []Change   `json:"changes"`
 	// Regressions counts the changes whose verdict is VerdictRegressed.
 	Regressions int `json:"regressions"`
+	// Warnings say what makes the two runs less comparable than two
+	// releases of one autoscaler (e.g. they ran different policies).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Regressed is true when any metric is out of tolerance.
@@ -130,6 +133,10 @@ func Compare(base, cand *Results, tol Tolerances) (*Comparison, error) {
 		return nil, fmt.Errorf("%w: baseline ran with max %q, candidate with %q", ErrUnusable, bm, cm)
 	}
 	cmp := &Comparison{Baseline: base, Candidate: cand, Tolerances: tol}
+	if bp, cp := policyOf(base), policyOf(cand); bp != cp {
+		cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("the baseline ran the %s policy and the candidate the %s policy: "+
+			"this compares two policies, not two releases of one", bp, cp))
+	}
 	cv := map[string]*Verdict{}
 	for i := range cand.Verdicts {
 		cv[cand.Verdicts[i].Scenario] = &cand.Verdicts[i]
@@ -329,6 +336,12 @@ func WriteComparisonMarkdown(w io.Writer, cmp *Comparison) error {
 		ew.printf("- %s: %s, version %s (commit %s), started %s, `%s`\n", x.role, mdCell(x.r.RunTitle()),
 			orDash(x.r.Meta.Version), orDash(x.r.Meta.Commit), fmtTime(x.r.Meta.Started), x.r.Path)
 	}
+	for _, w := range cmp.Warnings {
+		ew.printf("\n> **Warning:** %s.\n", w)
+	}
+	if len(cmp.Warnings) > 0 {
+		ew.printf("\n")
+	}
 	t := cmp.Tolerances
 	p95 := "reported only"
 	if t.P95GrowthPct != nil {
@@ -380,4 +393,13 @@ func WriteComparisonJSON(w io.Writer, cmp *Comparison) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// policyOf is the run's policy ("step" for files written before runs
+// recorded one: step was the only policy then).
+func policyOf(res *Results) string {
+	if res.Meta.Policy == "" {
+		return "step"
+	}
+	return res.Meta.Policy
 }

@@ -167,3 +167,32 @@ func TestReadTolerances(t *testing.T) {
 		t.Error("a missing tolerances file must be an error")
 	}
 }
+
+// A step baseline against an hpa candidate is compared, with a warning that
+// says so, and the header names each run's policy.
+func TestCompareDifferentPolicies(t *testing.T) {
+	base := mustRead(t, "testdata/small.jsonl")
+	cand := mustRead(t, "testdata/small.jsonl")
+	cand.Meta.Policy = "hpa"
+	cmp, err := Compare(base, cand, DefaultTolerances())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.Warnings) != 1 || !strings.Contains(cmp.Warnings[0], "step policy and the candidate the hpa policy") {
+		t.Fatalf("warnings %q", cmp.Warnings)
+	}
+	var b strings.Builder
+	if err := WriteComparisonMarkdown(&b, cmp); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, w := range []string{"**Warning:** the baseline ran the step policy", "policy step, run", "policy hpa, run"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("markdown lacks %q:\n%s", w, md)
+		}
+	}
+	same, _ := Compare(base, mustRead(t, "testdata/small.jsonl"), DefaultTolerances())
+	if len(same.Warnings) != 0 {
+		t.Errorf("same policy: warnings %q", same.Warnings)
+	}
+}

@@ -38,7 +38,7 @@ type htmlPage struct {
 	ChartCount, SourceCount int
 }
 
-// RenderHTML writes one self-contained HTML file: the seed table (with the
+// RenderHTML writes one self-contained HTML file: the published table (with the
 // published rows and ratios when asked), and per run its metadata, a scenario
 // summary and per scenario its charts (inline SVG drawn by gonum/plot; see
 // ScenarioCharts), facts, scale events and /readyz failures. The page loads
@@ -133,7 +133,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 			return "pass"
 		case "FAIL":
 			return "fail"
-		case "NO VERDICT", "SKIP":
+		case "NO VERDICT", "SKIP", "STOP":
 			return "none"
 		}
 		return ""
@@ -171,7 +171,7 @@ footer { margin-top: 3em; font-size: .8em; color: #777; }
 </head>
 <body>
 <h1>scaleproof report</h1>
-<p class="note">Seed 002's table: Up to 3 and Back to 1 come from the <em>sustained</em> scenario (seconds from its start); calls are summed over every scenario.</p>
+<p class="note">The published table's layout: Up to 3 and Back to 1 come from the <em>sustained</em> scenario (seconds from its start); calls are summed over every scenario.</p>
 <table id="seed-table">
 <thead><tr>{{range .Table.Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Table.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>

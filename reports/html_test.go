@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/scaleproof/scaleproof/internal/skips"
 )
 
 // TestHTMLSelfContained checks the HTML report loads nothing at view time and
@@ -101,7 +103,7 @@ func TestHTMLInChromium(t *testing.T) {
 			t.Fatal("no chromium binary found (tried $CHROMIUM, chromium, chromium-headless, chromium-browser, google-chrome) and CI=true: " +
 				"install it with `make deps-chromium` (apt-get install -y --no-install-recommends chromium)")
 		}
-		t.Skip("no chromium binary found (tried $CHROMIUM, chromium, chromium-headless, chromium-browser, google-chrome): " +
+		skips.Skip(t, "no chromium binary found (tried $CHROMIUM, chromium, chromium-headless, chromium-browser, google-chrome): "+
 			"install it with `make deps-chromium` to run the browser test")
 	}
 	dir := os.Getenv("ARTIFACTS")
@@ -197,5 +199,25 @@ func TestHTMLInChromium(t *testing.T) {
 	defer mu.Unlock()
 	if len(consoleErrs) > 0 {
 		t.Errorf("console errors:\n%s", strings.Join(consoleErrs, "\n"))
+	}
+}
+
+// Axis labels read "250", not "250.00" (gonum's default labels keep the
+// trailing zeros of the finest tick).
+func TestPlainTicks(t *testing.T) {
+	for _, r := range [][2]float64{{0, 1000}, {0, 3.5}, {0, 250}, {0, 0.35}} {
+		var labels []string
+		for _, tk := range (plainTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			labels = append(labels, tk.Label)
+			if strings.Contains(tk.Label, ".") && strings.HasSuffix(tk.Label, "0") {
+				t.Errorf("range %v: label %q keeps trailing zeros", r, tk.Label)
+			}
+		}
+		if len(labels) < 2 {
+			t.Errorf("range %v: labels %v, want at least two", r, labels)
+		}
 	}
 }

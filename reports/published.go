@@ -6,9 +6,9 @@ import (
 )
 
 // PublishedSource is where the published table comes from.
-const PublishedSource = "shared/seeds/002_b626072aac762825.txt, \"Load tests\", results of 2026-10-11"
+const PublishedSource = "Ramen 0.7.5's autoscaling notes, \"Load tests\", results of 2026-10-11"
 
-// Published is seed 002's published table ("Results from the last round
+// Published is the table published in Ramen 0.7.5's autoscaling notes ("Results from the last round
 // (2026-10-11)"): 64 concurrent tools/call through the edge, one zone with
 // max 3, scheduler every 20 s, five scenarios, times from the start of the run.
 func Published() []Row {

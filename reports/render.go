@@ -12,9 +12,9 @@ import (
 
 // Options shape a rendered report.
 type Options struct {
-	// Columns are the extra columns of the seed table.
+	// Columns are the extra columns of the published table.
 	Columns Columns
-	// Published adds seed 002's published rows (Published) under ours and a
+	// Published adds Ramen 0.7.5's published rows (Published) under ours and a
 	// table of ratios, ours ÷ published.
 	Published bool
 }
@@ -46,9 +46,19 @@ func Render(w io.Writer, format string, runs []*Results, o Options) error {
 
 // Rows returns the table rows of runs, one per file ("(incomplete)" added to
 // the platform of a killed run's row), then the published rows when asked.
+// Rows that would share a platform name (two runs on local) get the run's
+// id, which starts with its start time, and its policy: "local (run
+// 20261201-093724-32d6a6, hpa)".
 func Rows(runs []*Results, o Options) (ours, all []Row) {
+	names := map[string]int{}
+	for _, res := range runs {
+		names[RowFromResults(res).Platform]++
+	}
 	for _, res := range runs {
 		r := RowFromResults(res)
+		if names[r.Platform] > 1 {
+			r.Platform += " (" + runLabel(res) + ")"
+		}
 		if res.Incomplete {
 			r.Platform += " (incomplete)"
 		}
@@ -73,7 +83,7 @@ func profileNote(runs []*Results) string {
 		return ""
 	}
 	return "Not run with the published profile: " + strings.Join(quick, ", ") +
-		"; its times are not on the seed's scale (the quick profile divides them by 10), so time ratios say little. " +
+		"; its times are not on the published scale (the quick profile divides them by 10), so time ratios say little. " +
 		"Run `scaleproof run --profile published` to compare."
 }
 
@@ -124,7 +134,7 @@ func sortedSettings(m map[string]string) []string {
 	return out
 }
 
-// RenderText writes the seed table (with the published rows and ratios when
+// RenderText writes the published table (with the published rows and ratios when
 // asked) and, per file, one PASS/FAIL/NONE line per scenario with its failed
 // facts.
 func RenderText(w io.Writer, runs []*Results, o Options) error {
@@ -158,7 +168,7 @@ func RenderText(w io.Writer, runs []*Results, o Options) error {
 }
 
 // RenderMarkdown writes a Markdown report to paste into a release or an
-// issue: the seed table (with published rows and ratios when asked), then per
+// issue: the published table (with published rows and ratios when asked), then per
 // run its metadata, a scenario summary, and per scenario its facts, scale
 // events and /readyz failures.
 func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {
@@ -412,4 +422,17 @@ func RenderJSON(w io.Writer, runs []*Results, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(BuildJSON(runs, o))
+}
+
+// runLabel tells runs on one platform apart: "run <id>, <policy>", or the
+// start time and file when the run has no id.
+func runLabel(res *Results) string {
+	l := "run " + res.Meta.RunID
+	if res.Meta.RunID == "" {
+		l = fmtTime(res.Meta.Started) + ", " + res.Path
+	}
+	if res.Meta.Policy != "" {
+		l += ", " + res.Meta.Policy
+	}
+	return l
 }

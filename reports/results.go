@@ -1,5 +1,5 @@
 // Package reports writes and reads scaleproof results files and renders them:
-// the seed-002 published table (text, Markdown), full reports (Markdown,
+// the Ramen 0.7.5 published table (text, Markdown), full reports (Markdown,
 // self-contained HTML with charts, JSON, JUnit XML), the published rows with
 // ratios, and baseline comparisons with tolerances (the release sign-off).
 //
@@ -17,7 +17,7 @@
 //	scale        ScaleEvent: a change of count with its decision, ready and served times
 //	readyz       ReadyzFailure: one console /readyz poll that was not 200
 //	verdict      Verdict: a scenario's outcome and its checked facts
-//	summary      Row: the seed-002 table row of the run
+//	summary      Row: the Ramen 0.7.5 table row of the run
 //	end          End: the run ended (absent when it was killed)
 //
 // Readers skip kinds they do not know, so adding a kind or a field keeps v1;
@@ -122,7 +122,7 @@ type Second struct {
 // ScenarioStart is the "scenario" record: a scenario started on its own zone.
 type ScenarioStart struct {
 	Scenario string    `json:"scenario"`
-	Title    string    `json:"title,omitempty"` // the seed's sentence
+	Title    string    `json:"title,omitempty"` // the scenario's one-line description
 	Zone     string    `json:"zone,omitempty"`
 	Started  time.Time `json:"started"`
 }
@@ -198,7 +198,7 @@ type Verdict struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// Row is one line of the seed-002 table.
+// Row is one line of the Ramen 0.7.5 table.
 type Row struct {
 	Platform string  `json:"platform"`
 	UpTo3S   float64 `json:"up_to_3_s"`   // -1 when max was never reached

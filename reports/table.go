@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// RowFromResults derives the seed-002 table row of a results file: the
+// RowFromResults derives the Ramen 0.7.5 table row of a results file: the
 // summary record when present, else the row computed from the verdicts (a
 // killed run still gets a row from what it measured).
 func RowFromResults(res *Results) Row {
@@ -24,7 +24,7 @@ func RowFromResults(res *Results) Row {
 }
 
 // SummaryRow builds the table row of a run from its verdicts: "Up to 3" and
-// "Back to 1" come from the sustained scenario (seed 002: "sustained load up
+// "Back to 1" come from the sustained scenario ("sustained load up
 // to the max and back to 1"; times from the start of that scenario's load),
 // the call counts are summed over every scenario, and the row passes only
 // when every verdict passed.
@@ -85,7 +85,7 @@ func ParseColumns(names []string) (Columns, error) {
 	return c, nil
 }
 
-// FormatSeconds renders a time as the seed does ("178 s"), "—" when never.
+// FormatSeconds renders a time as the published table does ("178 s"), "—" when never.
 func FormatSeconds(s float64) string {
 	if s < 0 {
 		return "—"
@@ -94,7 +94,7 @@ func FormatSeconds(s float64) string {
 }
 
 // FormatCount renders a count with thousands separated by a space as the
-// seed's table does ("25 909").
+// published table does ("25 909").
 func FormatCount(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
@@ -166,7 +166,7 @@ func (c Columns) cells(r Row) []string {
 	return out
 }
 
-// WriteTable writes rows as an aligned plain-text table in the seed's layout
+// WriteTable writes rows as an aligned plain-text table in the published layout
 // (times in whole seconds, "—" for never; counts with thousands spaced).
 func WriteTable(w io.Writer, rows []Row, c Columns) error {
 	cells := make([][]string, 0, len(rows))
@@ -176,7 +176,7 @@ func WriteTable(w io.Writer, rows []Row, c Columns) error {
 	return writeTextTable(w, c.header(), cells)
 }
 
-// WriteMarkdown writes rows as a Markdown table in the seed's layout.
+// WriteMarkdown writes rows as a Markdown table in the published layout.
 func WriteMarkdown(w io.Writer, rows []Row, c Columns) error {
 	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {

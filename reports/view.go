@@ -10,7 +10,7 @@ import (
 // the file's order, for the renderers.
 type ScenarioView struct {
 	Name    string
-	Title   string    // the seed's sentence; "" when the file has no scenario record
+	Title   string    // the scenario's one-line description; "" when the file has no scenario record
 	Zone    string    // the zone the scenario ran on
 	Started time.Time // zero when the file has no scenario record
 	// Verdict is nil when the run stopped before the scenario was judged.
@@ -23,12 +23,15 @@ type ScenarioView struct {
 	Readyz []ReadyzFailure
 }
 
-// Status is "PASS", "FAIL", or "NO VERDICT" when the run stopped before the
-// scenario was judged.
+// Status is "PASS", "FAIL", "STOP" when the run was stopped (Ctrl-C) while
+// the scenario ran, as the terminal's verdict lines say, or "NO VERDICT"
+// when the run ended before the scenario was judged.
 func (v ScenarioView) Status() string {
 	switch {
 	case v.Verdict == nil:
 		return "NO VERDICT"
+	case v.Verdict.Interrupted: // as WriteVerdicts marks it: stopped, not judged
+		return "STOP"
 	case v.Verdict.Skipped != "":
 		return "SKIP"
 	case v.Verdict.Passed:
@@ -142,6 +145,9 @@ func (c Calls) Others() int64 {
 // RunTitle names a run for headings: "local, profile quick, run 20261130-…".
 func (res *Results) RunTitle() string {
 	t := res.Meta.Platform + ", profile " + res.Meta.Profile
+	if res.Meta.Policy != "" {
+		t += ", policy " + res.Meta.Policy
+	}
 	if res.Meta.RunID != "" {
 		t += ", run " + res.Meta.RunID
 	}

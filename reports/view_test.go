@@ -58,6 +58,13 @@ func TestViews(t *testing.T) {
 	if b.Verdict != nil || b.Status() != "NO VERDICT" || b.DurationS() != 18 {
 		t.Errorf("burst without verdict: status %s duration %v", b.Status(), b.DurationS())
 	}
+	// Interrupted: STOP everywhere (the terminal's verdict lines say STOP).
+	stopped := ScenarioView{Verdict: &Verdict{Scenario: "burst", Interrupted: true}}
+	var term strings.Builder
+	WriteVerdicts(&term, []Verdict{*stopped.Verdict})
+	if stopped.Status() != "STOP" || !strings.HasPrefix(term.String(), "STOP") {
+		t.Errorf("interrupted: view %s, terminal %q; want STOP in both", stopped.Status(), term.String())
+	}
 }
 
 func TestParseColumns(t *testing.T) {

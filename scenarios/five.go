@@ -214,6 +214,9 @@ func Burst() Scenario {
 	return Scenario{
 		Name:  "burst",
 		Title: "a 45 s burst",
+		TitleFor: func(p Profile) string {
+			return fmt.Sprintf("a %g s burst", p.Burst.Seconds())
+		},
 		Expected: func(p Profile) time.Duration {
 			return p.Burst + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
 		},

@@ -19,12 +19,12 @@ type Profile struct {
 	SchedulerInterval time.Duration `json:"scheduler_interval"` // auto-rebalance every 20 s in the load test
 	UpCooldown        time.Duration `json:"up_cooldown"`        // RAMEN_AUTOSCALE_UP_COOLDOWN_SECS, 30 s
 	DownCooldown      time.Duration `json:"down_cooldown"`      // RAMEN_AUTOSCALE_COOLDOWN_SECS, 120 s
-	StartupGrace      time.Duration `json:"startup_grace"`      // issue 2 rule 8, 120 s
+	StartupGrace      time.Duration `json:"startup_grace"`      // starting workers are capacity, not down: 120 s
 	TargetRPS         float64       `json:"target_rps"`         // RAMEN_AUTOSCALE_TARGET_RPS, 50 calls/s per worker
 	MaxInflight       int           `json:"max_inflight"`       // RAMEN_MAX_INFLIGHT, 32
 	WorkMS            int           `json:"work_ms"`            // how long one tools/call holds a worker
 	BootDelay         time.Duration `json:"boot_delay"`         // a new worker turns ready this long after start
-	ConsoleDrain      time.Duration `json:"console_drain"`      // seed 002: 40 s
+	ConsoleDrain      time.Duration `json:"console_drain"`      // Ramen 0.7.5: 40 s
 
 	// The load (seed 002 "Load tests": 64 concurrent tools/call, max 3).
 	VUs            int           `json:"vus"`
@@ -35,7 +35,7 @@ type Profile struct {
 	ReadyzTimeout  time.Duration `json:"readyz_timeout"`  // 5 s
 	MaxOneLoad     time.Duration `json:"max_one_load"`    // load length of "max 1 never scales"
 	SustainHold    time.Duration `json:"sustain_hold"`    // load kept on after all max workers are ready
-	Burst          time.Duration `json:"burst"`           // seed 002: a 45 s burst
+	Burst          time.Duration `json:"burst"`           // Ramen 0.7.5: a 45 s burst
 	LoweredHold    time.Duration `json:"lowered_hold"`    // load kept on after max is lowered
 	UpTimeout      time.Duration `json:"up_timeout"`      // longest wait for the count to reach max
 	DownTimeout    time.Duration `json:"down_timeout"`    // longest wait for the count to come back to 1

@@ -58,7 +58,10 @@ type Env struct {
 // Scenario is one named scenario.
 type Scenario struct {
 	Name  string
-	Title string // the seed's sentence
+	Title string // one line: what the scenario does
+	// TitleFor, when set, is the title under p (e.g. the burst's length in
+	// that profile); Title is then the published profile's.
+	TitleFor func(p Profile) string
 	// Expected is the scenario's rough length under p (for progress).
 	Expected func(p Profile) time.Duration
 	Run      func(ctx context.Context, e *Env, s *Scope) error
@@ -182,7 +185,7 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 // RunOne runs one scenario and returns (and writes) its verdict.
 func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 	s := newScope(e, sc)
-	e.write(reports.KindScenario, map[string]any{"scenario": sc.Name, "title": sc.Title, "zone": s.Zone, "started": s.Start})
+	e.write(reports.KindScenario, map[string]any{"scenario": sc.Name, "title": sc.title(e.Profile), "zone": s.Zone, "started": s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
 	err := sc.Run(ctx, e, s)
 	v := s.finish(err)
@@ -197,3 +200,11 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 
 // errStopped is returned by waits when the run is stopped.
 var errStopped = errors.New("run stopped")
+
+// title is the scenario's title under p.
+func (sc Scenario) title(p Profile) string {
+	if sc.TitleFor != nil {
+		return sc.TitleFor(p)
+	}
+	return sc.Title
+}

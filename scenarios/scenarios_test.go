@@ -95,9 +95,12 @@ func TestScaleEvents(t *testing.T) {
 		{At: at(3), Count: 3, Ready: 1, Err: "HTTP 502"},
 		{At: at(4), Count: 3, Ready: 3},
 		{At: at(9), Count: 2, Ready: 2},
-		{At: at(12), Count: 1, Ready: 2},
+		{At: at(12), Count: 1, Ready: 2, Decision: "hold 1->1: at max 1 under load", Change: "set 2->1: max lowered to 1 by ops"},
 	}
 	evs := scaleEvents(s, samples, nil)
+	if evs[0].Reason != "up 1->3: mean" || evs[2].Reason != "set 2->1: max lowered to 1 by ops" {
+		t.Errorf("reasons %q, %q: a forced change keeps its own cause and actor", evs[0].Reason, evs[2].Reason)
+	}
 	if len(evs) != 3 {
 		t.Fatalf("events %+v, want 3", evs)
 	}
@@ -110,5 +113,20 @@ func TestScaleEvents(t *testing.T) {
 		if e.From != w.from || e.To != w.to || e.DecisionS != w.decision || e.ReadyS != w.ready || e.ServedS != -1 {
 			t.Errorf("event %d: %+v, want %+v", i, e, w)
 		}
+	}
+}
+
+// The burst's title gives the profile's burst length (4.5 s in quick), not
+// the published 45 s.
+func TestBurstTitle(t *testing.T) {
+	b := Burst()
+	if got := b.title(Quick()); got != "a 4.5 s burst" {
+		t.Errorf("quick: %q", got)
+	}
+	if got := b.title(Published()); got != "a 45 s burst" {
+		t.Errorf("published: %q", got)
+	}
+	if got := Sustained().title(Quick()); got != Sustained().Title {
+		t.Errorf("a scenario without TitleFor keeps its Title: %q", got)
 	}
 }

@@ -148,6 +148,7 @@ func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
 	e := s.env
 	url := s.MCPURL()
 	call := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": 0}, nil)
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last load.Result
@@ -160,8 +161,8 @@ func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("waited %s for a first ok call through the edge to %s/%s: last answer %s %d %s",
-				timeout, e.Endpoints.Group, s.Zone, last.Class, last.Status, last.Err)
+			return fmt.Errorf("%s for a first ok call through the edge to %s/%s: last answer %s %d %s",
+				observe.Waited(time.Since(start), timeout, ctx.Err()), e.Endpoints.Group, s.Zone, last.Class, last.Status, last.Err)
 		case <-t.C:
 		}
 	}
@@ -318,7 +319,7 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 			continue
 		}
 		if prev >= 0 && smp.Count != prev {
-			ev := reports.ScaleEvent{Scenario: s.Name, From: prev, To: smp.Count, DecisionS: s.Since(smp.At), ReadyS: -1, ServedS: -1, Reason: smp.Decision}
+			ev := reports.ScaleEvent{Scenario: s.Name, From: prev, To: smp.Count, DecisionS: s.Since(smp.At), ReadyS: -1, ServedS: -1, Reason: changeReason(smp, prev)}
 			for _, later := range samples[i:] {
 				if later.Err == "" && later.Count == smp.Count && later.Ready == smp.Count {
 					ev.ReadyS = s.Since(later.At)
@@ -341,4 +342,14 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 		prev = smp.Count
 	}
 	return out
+}
+
+// changeReason is why a sample's count differs from prev: the zone's last
+// change when it names this step (a forced change keeps its own cause and
+// actor even after a hold), else the last decision.
+func changeReason(smp observe.Sample, prev int) string {
+	if smp.Change != "" && strings.Contains(smp.Change, fmt.Sprintf(" %d->%d:", prev, smp.Count)) {
+		return smp.Change
+	}
+	return smp.Decision
 }

@@ -55,7 +55,7 @@ func spikeProfile(p Profile) load.Profile {
 func Spike() Scenario {
 	return Scenario{
 		Name:  "spike",
-		Title: "seed 000's staged spike: replicas follow the signal",
+		Title: "staged load with two spikes (k6 stages of Grafana's post on autoscaling Loki queries with KEDA): replicas follow the signal",
 		Expected: func(p Profile) time.Duration {
 			h := HPAFor(p)
 			return spikeProfile(p).TotalDuration() + h.InflightMaxAge + h.Window + h.StabilizationDown + 2*h.PollingInterval
@@ -174,7 +174,7 @@ func spikeBand(e *Env, s *Scope) (b followBand, query string, emptyZero bool) {
 		b.WindowDown = pollEff + time.Duration(down*float64(time.Second)) + slack
 		return b, spec.Query, spec.ReadEmptyAsZero
 	}
-	const lowFraction, lowRounds = 0.3, 3 // seed 002: low under 30 %, 3 rounds in a row
+	const lowFraction, lowRounds = 0.3, 3 // Ramen 0.7.5: low under 30 %, 3 rounds in a row
 	b = followBand{Threshold: h.Threshold, TolUp: 0.1, Min: 1, Max: SpikeMax}
 	b.TolDown = 1 - lowFraction*float64(p.MaxInflight)/h.Threshold
 	b.WindowUp = p.SchedulerInterval + p.UpCooldown + slack

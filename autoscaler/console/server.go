@@ -196,6 +196,9 @@ type WorkersView struct {
 	Starting     int           `json:"starting"`
 	LastDecision *lastDecision `json:"last_decision"`
 	LastChange   *time.Time    `json:"last_change"`
+	// LastScale is the last decision that changed the count (an up, a down,
+	// or a forced set with its cause and actor); a later hold leaves it.
+	LastScale *lastDecision `json:"last_scale,omitempty"`
 }
 
 // WorkersCount is GET workers for everyone else.
@@ -209,6 +212,9 @@ func fullView(v controller.ZoneView) WorkersView {
 	out := WorkersView{Group: v.Group, Zone: v.Zone, Count: v.Count, MaxCount: v.MaxCount, Ready: v.Ready, Starting: v.Starting}
 	if d := v.LastDecision; d != nil {
 		out.LastDecision = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
+	}
+	if d := v.LastScale; d != nil {
+		out.LastScale = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
 	}
 	if !v.LastChange.IsZero() {
 		t := v.LastChange

@@ -145,6 +145,8 @@ type ZoneView struct {
 	MaxCount     int                  `json:"max_count"`
 	LastChange   time.Time            `json:"last_change"`
 	LastDecision *autoscaler.Decision `json:"last_decision,omitempty"`
+	// LastScale is the last decision that changed the count (store.Zone).
+	LastScale *autoscaler.Decision `json:"last_scale,omitempty"`
 	// Ready and Starting count the zone's workers as last seen (a round, or
 	// ZoneLive); ObservedAt is when, zero if never.
 	Ready      int       `json:"ready"`
@@ -212,7 +214,7 @@ func New(o Options) (*Controller, error) {
 func (e *zoneEntry) publish(obs *ZoneView) {
 	v := ZoneView{
 		Group: e.z.Group, Zone: e.z.Zone, Count: e.z.Count, MaxCount: e.z.MaxCount,
-		LastChange: e.z.LastChange, LastDecision: e.z.LastDecision,
+		LastChange: e.z.LastChange, LastDecision: e.z.LastDecision, LastScale: e.z.LastScale,
 	}
 	if old := e.view.Load(); old != nil {
 		v.Ready, v.Starting, v.ObservedAt = old.Ready, old.Starting, old.ObservedAt

@@ -248,6 +248,41 @@ func TestRoundAtMaxWarns(t *testing.T) {
 	}
 }
 
+// TestForcedChangeKeepsItsReason: lowering the max under load brings the
+// count down with a "set" that names its cause and actor; the scheduler's
+// hold at the new max that follows replaces the last decision, not the last
+// scale, so the change is never explained as "at max 1 under load".
+func TestForcedChangeKeepsItsReason(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	if _, err := r.c.Apply(ctx, "ga", "g1", "a", controller.Change{Count: ptr(3), MaxCount: ptr(3)}); err != nil {
+		t.Fatal(err)
+	}
+	r.fleet.SetLoad("g1", "a", 90, 0)
+	r.clock.Advance(time.Minute)
+	if _, err := r.c.SetMax(ctx, "ops", "g1", "a", 1); err != nil {
+		t.Fatal(err)
+	}
+	r.clock.Advance(time.Minute)
+	if d, err := r.c.Round(ctx, "g1", "a", controller.ActorScheduler); err != nil || d.Action != autoscaler.ActionHold {
+		t.Fatalf("round: %+v %v, want a hold at max", d, err)
+	}
+	v, err := r.c.Zone("g1", "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.LastDecision == nil || v.LastDecision.Action != autoscaler.ActionHold {
+		t.Fatalf("last decision %+v, want the hold", v.LastDecision)
+	}
+	ls := v.LastScale
+	if ls == nil || ls.Action != autoscaler.ActionSet || ls.From != 3 || ls.To != 1 || ls.Reason != "max lowered to 1 by ops" {
+		t.Fatalf("last scale %+v, want set 3->1: max lowered to 1 by ops", ls)
+	}
+	if z, _ := r.store.Zone("g1", "a"); z.LastScale == nil || z.LastScale.Reason != ls.Reason {
+		t.Fatalf("stored last scale %+v", z.LastScale)
+	}
+}
+
 func TestRoundScaleFailureChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	r := newRig(t)

@@ -155,7 +155,7 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 		nz.LastChange = now
 		d := autoscaler.Decision{Action: autoscaler.ActionSet, From: old.Count, To: newCount, At: now,
 			Reason: reason + " by " + actor}
-		nz.LastDecision = &d
+		nz.LastDecision, nz.LastScale = &d, &d
 	}
 	var policies []store.ZonePolicy
 	var lowered *HPASpec // the bounds rule of policy.go: max_count bounds hpa max_replicas

@@ -17,6 +17,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 )
 
@@ -30,7 +31,7 @@ func startPrometheus(t *testing.T, targets ...string) *promserver.Server {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v (CI=true: make deps-prometheus)", err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -118,7 +118,7 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 	e.st = next
 	e.z.Count, e.z.LastChange = d.To, now
 	dd := d
-	e.z.LastDecision = &dd
+	e.z.LastDecision, e.z.LastScale = &dd, &dd
 	e.dirty = false
 	e.publish(seen)
 

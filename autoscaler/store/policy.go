@@ -8,7 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// bucketPolicies holds each zone's decision policy (issue 3), keyed like
+// bucketPolicies holds each zone's decision policy, keyed like
 // zones. A zone without an entry runs the step policy. The bucket is created
 // by the first write, so files written before it existed open unchanged.
 var bucketPolicies = []byte("policies")

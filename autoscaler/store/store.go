@@ -24,7 +24,7 @@ var (
 	ErrClosed = errors.New("store closed")
 )
 
-// Defaults of the auto-rebalance scheduler (seed 002 "Who runs it": off by
+// Defaults of the auto-rebalance scheduler (Ramen 0.7.5 "Who runs it": off by
 // default, every 60 s when on).
 const DefaultInterval = 60 * time.Second
 
@@ -46,6 +46,11 @@ type Zone struct {
 	// (a hold is not audited but is kept here). Nil until the first round.
 	LastDecision *autoscaler.Decision `json:"last_decision,omitempty"`
 	Created      time.Time            `json:"created"`
+	// LastScale is the last decision that changed Count: an up or down of
+	// the scheduler, or a forced set, whose reason names its cause and actor
+	// ("max lowered to 1 by ops"). A later hold does not replace it. Nil
+	// until the count first changes.
+	LastScale *autoscaler.Decision `json:"last_scale,omitempty"`
 }
 
 // AuditEntry is one line of the audit log. ID and At order the log; ID is

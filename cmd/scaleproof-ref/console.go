@@ -49,9 +49,9 @@ func newConsoleCmd() *cobra.Command {
 	var o consoleFlags
 	cmd := &cobra.Command{
 		Use:   "console",
-		Short: "The console API and the reference autoscaler (seed 002)",
-		Long: `console serves the console API of seed 002 ("Autoscaling: Ramen scales the workers,
-not the cloud") and runs its reference autoscaler: the step policy of package
+		Short: "The console API and the reference autoscaler (the step policy of Ramen 0.7.5)",
+		Long: `console serves the console API of Ramen 0.7.5's autoscaling notes ("Autoscaling: Ramen
+scales the workers, not the cloud") and runs its reference autoscaler: the step policy of package
 autoscaler, applied to every group × zone through the local platform's fleet server.
 
 API (Authorization: Bearer KEY, keys from --keys):
@@ -67,7 +67,7 @@ API (Authorization: Bearer KEY, keys from --keys):
 
 State (zones, audit log, scheduler config) lives in one bbolt file (--state) and
 survives a restart; cooldowns run from the persisted last change. The
-auto-rebalance scheduler is off by default, every 60 s when on (seed 002 "Who runs it").
+auto-rebalance scheduler is off by default, every 60 s when on.
 
 Environment (used when the matching flag is not given; seconds may be fractional):
   ` + envUpCooldown + `  --up-cooldown in seconds
@@ -88,22 +88,22 @@ Environment (used when the matching flag is not given; seconds may be fractional
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
-	f.StringVar(&o.keys, "keys", "", `API keys file (required): {"keys":[{"name","key","role":"super_admin|group_admin|viewer|mcp_user","groups":[...]}]}. Seed 002 "The bounds": only a super admin or a group admin of the group sees and sets the max`)
+	f.StringVar(&o.keys, "keys", "", `API keys file (required): {"keys":[{"name","key","role":"super_admin|group_admin|viewer|mcp_user","groups":[...]}]}. Only a super admin or a group admin of the group sees and sets the max`)
 	f.StringVar(&o.state, "state", "", "state file (bbolt; required): zones with count, max, last change and last decision, the audit log, the scheduler config")
 	f.StringVar(&o.fleet, "fleet", "", "base URL of the local platform's fleet server (required for now): the scale subresource and the endpoints of every group × zone")
-	f.StringVar(&o.prometheus, "prometheus", "", "base URL of the Prometheus server that answers the queries of hpa zones (issue 3); without it hpa zones read a failed metric and hold")
+	f.StringVar(&o.prometheus, "prometheus", "", "base URL of the Prometheus server that answers the queries of hpa zones; without it hpa zones read a failed metric and hold")
 	f.DurationVar(&o.upCooldown, "up-cooldown", def.UpCooldown,
-		`no step up within this of the last change of the count. Seed 002 "How it decides" (`+envUpCooldown+`)`)
+		`no step up within this of the last change of the count (`+envUpCooldown+`)`)
 	f.DurationVar(&o.downCooldown, "down-cooldown", def.DownCooldown,
-		`no step down within this of the last change of the count. Seed 002 "How it decides" (`+envDownCooldown+`): up fast, down carefully`)
+		`no step down within this of the last change of the count (`+envDownCooldown+`): up fast, down carefully`)
 	f.Float64Var(&o.targetRPS, "target-rps", def.TargetRPS,
-		`calls per second per worker that trigger a step up and size it. Seed 002 "How it decides" (`+envTargetRPS+`)`)
+		`calls per second per worker that trigger a step up and size it (`+envTargetRPS+`)`)
 	f.DurationVar(&o.startupGrace, "startup-grace", def.StartupGrace,
-		"a worker listed not ready and younger than this, or missing from discovery within this of the last change, is starting (capacity on its way), not down. Issue 2 rule 8")
+		"a worker listed not ready and younger than this, or missing from discovery within this of the last change, is starting (capacity on its way), not down: never a reason to scale in or to step up again")
 	f.DurationVar(&o.scrapeTimeout, "scrape-timeout", controller.DefaultScrapeTimeout,
-		`timeout of one worker's /metrics scrape; a worker that does not answer counts as down, never as low (seed 002 "How it decides")`)
+		`timeout of one worker's /metrics scrape; a worker that does not answer counts as down, never as low (no scale-in during an outage)`)
 	f.DurationVar(&o.drain, "drain", 40*time.Second,
-		`on SIGTERM, /readyz turns 503, the scheduler stops and in-flight requests finish for up to this. Seed 002 "Staying up while nodes come and go": an old console pod drains for 40 s`)
+		`on SIGTERM, /readyz turns 503, the scheduler stops and in-flight requests finish for up to this (an old console pod drains for 40 s in Ramen 0.7.5)`)
 	addFaultFlag(f, &o.fault, "console")
 	return cmd
 }

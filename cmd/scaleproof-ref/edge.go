@@ -38,7 +38,7 @@ func newEdgeCmd() *cobra.Command {
 that group × zone with the fewest calls the edge has in flight to it (ties
 round-robin), forwarding to http://WORKER/mcp. The worker's status, Content-Type,
 Retry-After and body come back unchanged, so a worker's 429 at its in-flight
-limit (seed 002's back-pressure) reaches the client as sent.
+limit (the intended back-pressure) reaches the client as sent.
 
 A call is never sent twice once it may have reached a worker: only a dial
 failure is retried, once, on another ready worker (the failed one is skipped
@@ -51,7 +51,8 @@ edge keeps routing with the last good list.
 Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
 /livez and /metrics (` + edge.MetricRequestsTotal + `{group,zone,code},
 ` + edge.MetricInflight + `{group,zone} and the summary
-` + edge.MetricInflightRequests + `{group,zone,quantile}: seed 000's signal).`,
+` + edge.MetricInflightRequests + `{group,zone,quantile}: the signal of hpa zones, as the querier's in-flight
+summary is in Grafana's post on autoscaling Loki queries with KEDA).`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return fmt.Errorf("%w: edge takes no arguments, got %q", errUsage, args)
@@ -71,7 +72,7 @@ Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
 	f.DurationVar(&o.interval, "discovery-interval", edge.DefaultInterval, "how often the worker list is refreshed (0 means the default)")
 	f.DurationVar(&o.upstreamTimeout, "upstream-timeout", edge.DefaultUpstreamTimeout, "bound on one forwarded call, response included; beyond it 504")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
-	f.DurationVar(&o.inflightMaxAge, "inflight-max-age", edge.InflightMaxAge, "the window the in-flight summary's quantiles cover (seed 000's signal)")
+	f.DurationVar(&o.inflightMaxAge, "inflight-max-age", edge.InflightMaxAge, "the window the in-flight summary's quantiles cover (the signal of hpa zones)")
 	addFaultFlag(f, &o.fault, "edge")
 	return cmd
 }

@@ -14,6 +14,15 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/internal/buildinfo"
+)
+
+// version and commit are set with -ldflags "-X main.version=... -X
+// main.commit=..." by the Makefile.
+var (
+	version = "dev"
+	commit  = ""
 )
 
 // errUsage marks a flag or argument error (exit code 2).
@@ -31,8 +40,16 @@ it turns /readyz to 503, finishes in-flight requests up to its drain timeout, an
 exits 0.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.String(version, commit),
 	}
-	root.AddCommand(newWorkerCmd(), newEdgeCmd(), newConsoleCmd())
+	root.AddCommand(newWorkerCmd(), newEdgeCmd(), newConsoleCmd(), &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), "scaleproof-ref", buildinfo.String(version, commit))
+		},
+	})
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w: %v\n\n%s", errUsage, err, c.UsageString())
 	})

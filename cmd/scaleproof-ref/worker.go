@@ -35,7 +35,7 @@ func newWorkerCmd() *cobra.Command {
 one tool, "work" {"ms": N}, that holds the call N ms (default --work-ms, at most
 60000) and answers "worked N ms on ID". A bare tools/call with no initialize works.
 
-Seed 002 ("How it decides"): each worker reports its in-flight calls, the in-flight
+As Ramen 0.7.5's autoscaling notes have it ("How it decides"): each worker reports its in-flight calls, the in-flight
 limit it runs with (` + worker.EnvMaxInflight + `, default 32) and its total call count, on
 GET /metrics as ` + worker.MetricInflight + `, ` + worker.MetricInflightLimit + `,
 ` + worker.MetricCallsTotal + ` (also ` + worker.MetricReady + ` and ` + worker.MetricRefusedTotal + `).
@@ -63,7 +63,7 @@ Environment (used when --max-inflight is not given):
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
 	f.StringVar(&o.id, "id", "", "worker name in results, errors and logs (default hostname-pid)")
 	f.IntVar(&o.maxInflight, "max-inflight", worker.DefaultMaxInflight,
-		"in-flight limit: admitted POST /mcp at once; more get 429. Seed 002: "+worker.EnvMaxInflight+", default 32")
+		"in-flight limit: POST /mcp calls admitted at once, more get 429")
 	f.IntVar(&o.workMS, "work-ms", int(worker.DefaultWork.Milliseconds()), "milliseconds a work call lasts when it names no ms (0..60000)")
 	f.DurationVar(&o.drain, "drain", 40*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
 	f.DurationVar(&o.bootDelay, "boot-delay", 0, "/readyz answers 503 until this long after start (a slow-starting worker)")

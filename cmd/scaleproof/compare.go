@@ -54,6 +54,9 @@ not a results file, incomplete, or the two ran different profiles).`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
+			for _, w := range cmp.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "scaleproof compare: warning:", w)
+			}
 			var b bytes.Buffer
 			switch format {
 			case "markdown", "md":

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -74,17 +75,31 @@ func TestHPAOnLocal(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v (CI=true: make deps-prometheus)", err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
-	art := filepath.Join(t.TempDir(), "artifacts")
+	// The default artifacts folder, which is relative (./_artifacts/<run-id>):
+	// a relative path once left Prometheus reading a targets file that did
+	// not exist, and the hpa zones never scaled.
+	work := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, builtHarness, "run", "--platform", "local", "--profile", "quick", "--policy", "hpa",
-		"--scenarios", "sustained,spike", "--ref-bin", builtRef, "--artifacts", art, "--quiet")
+		"--scenarios", "sustained,spike", "--ref-bin", builtRef, "--quiet")
+	cmd.Dir = work
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "ARTIFACTS=") {
+			cmd.Env = append(cmd.Env, e)
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
+	arts, _ := filepath.Glob(filepath.Join(work, "_artifacts", "*"))
+	if len(arts) != 1 {
+		t.Fatalf("want one run folder under ./_artifacts, have %v (stderr: %s)", arts, stderr.String())
+	}
+	art := arts[0]
 	took := time.Since(start)
 	t.Logf("scaleproof run --policy hpa (%s):\n%s", took.Round(time.Second), stdout.String())
 	dump := func() {

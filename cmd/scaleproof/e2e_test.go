@@ -96,9 +96,44 @@ func TestQuickProfileOnLocal(t *testing.T) {
 	if res.Incomplete || len(res.Verdicts) != 5 || len(res.Seconds) == 0 || len(res.Events) == 0 {
 		t.Errorf("results file: incomplete=%v verdicts=%d seconds=%d events=%d", res.Incomplete, len(res.Verdicts), len(res.Seconds), len(res.Events))
 	}
+	checkArtifacts(t, art)
 	t.Logf("table row: up to 3 %.0f s, back to 1 %.0f s, ok %d, 429 %d, 5xx %d",
 		out.Row.UpTo3S, out.Row.BackTo1S, out.Row.Calls.OK, out.Row.Calls.TooMany, out.Row.Calls.Server5xx)
 	if t.Failed() {
 		dumpOnFailure()
+	}
+}
+
+// checkArtifacts checks the artifacts folder of a completed local run: one
+// copy of the process logs, complete with their shutdown lines; keys.json
+// private; no duplicate keys in the harness's log lines; table.md's verdict
+// lines kept apart when the Markdown is rendered.
+func checkArtifacts(t *testing.T, art string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(art, "local", "logs")); err == nil {
+		t.Error("local/logs exists: the process logs are kept twice")
+	}
+	for _, name := range []string{"console.log", "edge.log"} {
+		b, err := os.ReadFile(filepath.Join(art, "logs", name))
+		if err != nil || !bytes.Contains(b, []byte("drained, exiting")) {
+			t.Errorf("logs/%s lacks its shutdown line (%v)", name, err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(art, "local", "keys.json")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("local/keys.json: %v %v, want mode 0600", err, st)
+	}
+	log, err := os.ReadFile(filepath.Join(art, "scaleproof.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range bytes.Split(log, []byte("\n")) {
+		if bytes.Count(l, []byte(`"part":`)) > 1 {
+			t.Errorf("scaleproof.log line with a duplicate key: %s", l)
+			break
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(art, "table.md"))
+	if err != nil || !bytes.Contains(md, []byte("```text\nPASS  ")) {
+		t.Errorf("table.md: the verdict lines must sit in a code block, not merge into one paragraph: %v\n%s", err, md)
 	}
 }

@@ -291,6 +291,13 @@ func (h *harnessRun) checkInterrupted(code int, sent time.Time) *reports.Results
 		}
 	}
 	h.mu.Unlock()
+	// The table on stdout and table.md say the run is incomplete.
+	if out := h.cmd.Stdout.(*bytes.Buffer).String(); !strings.Contains(out, "INCOMPLETE: the run was interrupted") {
+		t.Errorf("stdout of an interrupted run does not say INCOMPLETE:\n%s", out)
+	}
+	if md, err := os.ReadFile(filepath.Join(h.art, "table.md")); err != nil || !strings.HasPrefix(string(md), "**INCOMPLETE:** the run was interrupted") {
+		t.Errorf("table.md of an interrupted run: %v\n%s", err, md)
+	}
 	t.Logf("exit %d %.1fs after the signal; results: %d verdicts, %d seconds, incomplete=%v", code, took.Seconds(), len(res.Verdicts), len(res.Seconds), res.Incomplete)
 	return res
 }
@@ -309,12 +316,12 @@ func TestInterruptTearsDown(t *testing.T) {
 	}{
 		{"SIGINT while the platform comes up", "max-1", syscall.SIGINT, "the console's log file",
 			func(h *harnessRun) bool {
-				_, err := os.Stat(filepath.Join(h.art, "local", "logs", "console.log"))
+				_, err := os.Stat(filepath.Join(h.art, "logs", "console.log"))
 				return err == nil
 			}},
 		{"SIGTERM while the platform comes up", "max-1", syscall.SIGTERM, "the edge's log file",
 			func(h *harnessRun) bool {
-				_, err := os.Stat(filepath.Join(h.art, "local", "logs", "edge.log"))
+				_, err := os.Stat(filepath.Join(h.art, "logs", "edge.log"))
 				return err == nil
 			}},
 		{"SIGINT under load", "max-1", syscall.SIGINT, "3 samples of max-1 under load",

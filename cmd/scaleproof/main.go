@@ -1,13 +1,14 @@
 // Command scaleproof is the harness: it brings up a platform, deploys the
-// reference system (or points at one that is not ours), drives seed 002's
-// five scenarios with MCP tools/call load, judges them, and writes results.
+// reference system (or points at one that is not ours), drives the five
+// load-test scenarios of Ramen 0.7.5's autoscaling notes, with MCP tools/call load, judges them, and writes results.
 //
 // Exit codes (stable, for CI):
 //
 //	0  every scenario passed
 //	1  a scenario failed (or a compared run regressed)
 //	2  bad usage or unusable input
-//	3  the platform could not be brought up (infrastructure)
+//	3  the platform could not be brought up (infrastructure), or
+//	   recommend-bounds could not query Prometheus
 //	130 interrupted (Ctrl-C / SIGTERM); results are still written, marked incomplete
 package main
 
@@ -17,6 +18,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scaleproof/scaleproof/internal/buildinfo"
 )
 
 // Exit codes.
@@ -48,27 +51,34 @@ var (
 func main() {
 	root := &cobra.Command{
 		Use:   "scaleproof",
-		Short: "Load-test and conformance harness for worker autoscalers (seed 002 / HPA-style)",
+		Short: "Load-test and conformance harness for worker autoscalers (Ramen-style step policy, upstream HPA/KEDA)",
 		Long: `scaleproof proves that an autoscaler scales workers up fast, back down carefully,
 never scales in during an outage, honours its bounds and roles, and keeps the
 service up while it does.
 
   scaleproof run                       the five scenarios on local processes (quick profile)
-  scaleproof run --profile published   the seed's own settings (scheduler 20 s, cooldowns 30/120 s)
+  scaleproof run --profile published   the published load test's settings (scheduler 20 s, cooldowns 30/120 s)
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
   scaleproof selftest                  plant each known bug in the reference system and show which fact catches it
+  scaleproof up                        the reference system on 127.0.0.1 until Ctrl-C (URLs, keys)
   scaleproof report RESULTS...         the published table from results files
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
 
-Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 interrupted.`,
+Exit codes: 0 pass, 1 a scenario failed (or compare found a regression), 2 bad
+usage or unusable input, 3 platform error (or Prometheus unreachable), 130
+interrupted.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildinfo.String(version, commit),
 	}
-	root.AddCommand(newRunCmd(), newSelftestCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newSelftestCmd(), newUpCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },
+		Args:  cobra.NoArgs,
+		Run: func(c *cobra.Command, _ []string) {
+			fmt.Fprintln(c.OutOrStdout(), "scaleproof", buildinfo.String(version, commit))
+		},
 	})
 	root.AddCommand(newSimCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

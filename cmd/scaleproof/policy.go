@@ -13,7 +13,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )
 
-// policyOpts are run's issue-3 flags: the policy every zone is created
+// policyOpts are run's policy flags: the policy every zone is created
 // with, and the Prometheus that answers hpa zones' queries and gives the
 // harness their signal.
 type policyOpts struct {
@@ -23,7 +23,7 @@ type policyOpts struct {
 
 func addPolicyFlags(f *pflag.FlagSet, o *policyOpts) {
 	f.StringVar(&o.policy, "policy", scenarios.PolicyStep,
-		"the policy every scenario's zone is created with: step (seed 002) or hpa (seed 000: HPA/KEDA on a PromQL query; runs the spike scenario too and needs Prometheus)")
+		"the policy every scenario's zone is created with: step (Ramen 0.7.5's step policy) or hpa (upstream HPA with a KEDA Prometheus trigger on a PromQL query; runs the spike scenario too and needs Prometheus)")
 	f.StringVar(&o.prometheus, "prometheus", local.PrometheusAuto,
 		"local: auto (start Debian's prometheus when it is on PATH), off, or the URL of a running Prometheus; external: the URL of the Prometheus that scrapes the system (hpa, spike)")
 }

@@ -108,8 +108,8 @@ func (p *progress) update(s scenarios.Status) {
 
 // statusLine is the one-line state, shared by both modes.
 func statusLine(s scenarios.Status, elapsed time.Duration) string {
-	return fmt.Sprintf("%4.0fs of %.0fs  VUs %2d  count %d/%d ready %d  ok %s 429 %s 5xx %s",
-		elapsed.Seconds(), s.Expected.Seconds(), s.VUs, s.Count, s.Max, s.Ready,
+	return fmt.Sprintf("%s  VUs %2d  count %d/%d ready %d  ok %s 429 %s 5xx %s",
+		elapsedOf(elapsed, s.Expected), s.VUs, s.Count, s.Max, s.Ready,
 		reports.FormatCount(s.Calls.OK), reports.FormatCount(s.Calls.TooMany), reports.FormatCount(s.Calls.Server5xx))
 }
 
@@ -165,7 +165,7 @@ func (p *progress) newBar(bs *barState, total int64) *mpb.Bar {
 	}
 	timing := func(decor.Statistics) string {
 		st, el := bs.get()
-		return fmt.Sprintf("%4.0fs of %.0fs  %s", el.Seconds(), st.Expected.Seconds(), st.Phase)
+		return fmt.Sprintf("%s  %s", elapsedOf(el, st.Expected), st.Phase)
 	}
 	line := func(text func(scenarios.Status) string) mpb.BarFiller {
 		return mpb.BarFillerFunc(func(w io.Writer, stat decor.Statistics) error {
@@ -189,6 +189,16 @@ func (p *progress) newBar(bs *barState, total int64) *mpb.Bar {
 		mpb.AppendDecorators(decor.Any(timing)),
 		mpb.BarBtmExtender(state, decision),
 	)
+}
+
+// elapsedOf is "12s of ~30s" while a scenario runs within its expected
+// length (a rough estimate: the waits are bounded by their own timeouts),
+// and "58s, over the ~42s expected" once it runs longer, never "58s of 42s".
+func elapsedOf(el, expected time.Duration) string {
+	if el > expected+time.Second/2 {
+		return fmt.Sprintf("%4.0fs, over the ~%.0fs expected", el.Seconds(), expected.Seconds())
+	}
+	return fmt.Sprintf("%4.0fs of ~%.0fs", el.Seconds(), expected.Seconds())
 }
 
 func orNone(s string) string {

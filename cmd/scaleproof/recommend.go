@@ -36,9 +36,10 @@ func newRecommendCmd() *cobra.Command {
 	o := &recommendOpts{}
 	c := &cobra.Command{
 		Use:   "recommend-bounds",
-		Short: "Recommend an hpa zone's min and max replicas from Prometheus (seed 000's two formulas)",
-		Long: `recommend-bounds runs seed 000's two formulas for the bounds of an autoscaled
-deployment against a Prometheus server and prints each number with its inputs.
+		Short: "Recommend an hpa zone's min and max replicas from Prometheus (the two formulas of Grafana's KEDA post)",
+		Long: `recommend-bounds runs the two formulas of Grafana's post on autoscaling Loki
+queries with KEDA for the bounds of an autoscaled deployment against a
+Prometheus server and prints each number with its inputs.
 
   min = clamp_min(ceil(avg(avg_over_time(P75[7d])) / floor(workers × 0.75)), 2)
         "the average in-flight requests 75 % of the time over the last seven
@@ -52,8 +53,9 @@ reference edge's summary ` + scenarios.InflightMetric + `
 for --group, and --zone when given), current is max(--replicas-query) (by
 default the console's scaleproof_console_zone_count). In a query, %s and $group
 stand for the group and $zone for the zone. --workers is how many calls one
-replica serves at once: the seed's querier runs 6 workers; the reference
-worker's in-flight limit (RAMEN_MAX_INFLIGHT) is 32.
+replica serves at once; it defaults to the reference worker's in-flight limit
+(32), because the default queries measure the reference edge. For another
+system pass its own: a Loki querier, where the formulas come from, runs 6.
 
 Exit codes: 0 both numbers computed, 2 bad usage or no data, 3 Prometheus
 unreachable or a query failed.`,
@@ -72,7 +74,8 @@ unreachable or a query failed.`,
 	f.StringVar(&o.replicasQuery, "replicas-query", "", `the current replicas (default scaleproof_console_zone_count{group="G"}), taken as max(...)`)
 	f.StringVar(&o.group, "group", "scaleproof", "the group (%s and $group in queries)")
 	f.StringVar(&o.zone, "zone", "", "the zone ($zone in queries; narrows the default queries to it)")
-	f.IntVar(&o.workers, "workers", 6, "calls one replica serves at once (the seed's querier: 6 workers; the reference worker: 32)")
+	f.IntVar(&o.workers, "workers", scenarios.Published().MaxInflight,
+		"calls one replica serves at once; the default is the reference worker's in-flight limit, which the default queries measure (a Loki querier runs 6)")
 	f.StringVar(&o.rangeStr, "range", "7d", "the PromQL range the formulas look back over")
 	f.IntVar(&o.minFloor, "min-floor", 2, "clamp_min of the min formula")
 	f.IntVar(&o.maxFloor, "max-floor", 20, "clamp_min of the max formula")
@@ -85,7 +88,7 @@ unreachable or a query failed.`,
 type Bound struct {
 	Name   string  `json:"name"`   // "min" or "max"
 	Value  int     `json:"value"`  // the recommendation (Prometheus' answer to PromQL)
-	PromQL string  `json:"promql"` // the seed's formula, as run
+	PromQL string  `json:"promql"` // the formula, as run
 	Inputs []Input `json:"inputs"`
 	Steps  string  `json:"steps"` // the arithmetic, in words
 }
@@ -187,7 +190,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 		return strconv.FormatFloat(*v, 'f', -1, 64)
 	}
 
-	// min: the seed's first formula.
+	// min: the first formula of Grafana's KEDA post.
 	avgQ := fmt.Sprintf("avg(avg_over_time(%s[%s]))", p75, r)
 	minQ := fmt.Sprintf("clamp_min(ceil(%s / scalar(floor(vector(%s * 0.75)))), %d)", avgQ, w, o.minFloor)
 	divisor := math.Floor(float64(o.workers) * 0.75)
@@ -210,7 +213,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 	bmin.Steps = fmt.Sprintf("ceil(%s / %s) = %s, at least %d: %d", f(avg), f(&divisor),
 		f(ptrF(math.Ceil(*avg/divisor))), o.minFloor, bmin.Value)
 
-	// max: the seed's second formula.
+	// max: the post's second formula.
 	peakQ := fmt.Sprintf("max(max_over_time(%s[%s]))", p50, r)
 	curQ := fmt.Sprintf("max(%s)", replicas)
 	maxQ := fmt.Sprintf("clamp_min(ceil((%s / %s > %s) or %s), %d)", peakQ, w, curQ, curQ, o.maxFloor)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
@@ -125,7 +126,7 @@ func TestRecommendAgainstPrometheus(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	reg := prometheus.NewRegistry()
 	inflight := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: scenarios.InflightMetric, Help: "h"}, []string{"group", "zone", "quantile"})
@@ -166,7 +167,7 @@ func TestRecommendAgainstPrometheus(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	out, code := execute(t, newRecommendCmd(), "--prometheus", srv.URL(), "--group", "g", "--json")
+	out, code := execute(t, newRecommendCmd(), "--prometheus", srv.URL(), "--group", "g", "--workers", "6", "--json")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, out)
 	}
@@ -180,7 +181,7 @@ func TestRecommendAgainstPrometheus(t *testing.T) {
 	if len(res.Bounds) != 2 || res.Bounds[0].Value != 3 || res.Bounds[1].Value != 25 {
 		t.Fatalf("bounds %+v", res.Bounds)
 	}
-	out, code = execute(t, newRecommendCmd(), "--prometheus", srv.URL(), "--group", "g", "--workers", "32")
+	out, code = execute(t, newRecommendCmd(), "--prometheus", srv.URL(), "--group", "g") // --workers 32, the reference worker's
 	// min: ceil(10 / 24) = 1, at least 2; max: 150 / 32 = 4.6875 > 3, ceil 5, at least 20.
 	if code != exitOK || !strings.Contains(out, "min replicas: 2") || !strings.Contains(out, "max replicas: 20") ||
 		!strings.Contains(out, "4.6875 > current 3: ceil(4.6875) = 5, at least 20: 20") {

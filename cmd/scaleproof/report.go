@@ -25,7 +25,7 @@ func newReportCmd() *cobra.Command {
 		Long: `report reads results files (results.jsonl, written by run) and renders them.
 
 Formats (--format):
-  text      seed 002's table, one row per file (Platform | Up to 3 | Back to 1 |
+  text      the published table's layout, one row per file (Platform | Up to 3 | Back to 1 |
             Calls ok | 429 | 5xx), and one PASS/FAIL line per scenario
   markdown  the table, then per run its metadata, scenarios, facts, scale events
             and /readyz failures: what you paste into a release or an issue
@@ -37,7 +37,8 @@ Formats (--format):
             "run complete" case that fails for a killed run's file
 
 A file from a killed run is read up to where it stopped and marked incomplete.
---published adds the seed's published rows (GKE, EKS, AKS of 2026-10-11) and
+--published adds the rows published in Ramen 0.7.5's autoscaling notes
+(GKE, EKS, AKS of 2026-10-11) and
 the ratios ours ÷ published.
 
 Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.`,
@@ -45,7 +46,12 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
   scaleproof report --published --format markdown _artifacts/run1/results.jsonl
   scaleproof report --format html --out report.html _artifacts/run1/results.jsonl
   scaleproof report --columns 429pct,p95,flaps _artifacts/*/results.jsonl`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return withCode(exitUsage, fmt.Errorf("report needs at least one results file (results.jsonl of a run)\n\n%s", cmd.UsageString()))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cols, err := reports.ParseColumns(columns)
 			if err != nil {
@@ -76,7 +82,7 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 	}
 	c.Flags().StringVar(&format, "format", "text", "text, markdown, html, json or junit")
 	c.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of stdout (written whole or not at all)")
-	c.Flags().BoolVar(&published, "published", false, "add seed 002's published rows (GKE, EKS, AKS of 2026-10-11) and the ratios ours ÷ published")
+	c.Flags().BoolVar(&published, "published", false, "add the rows published in Ramen 0.7.5's autoscaling notes (GKE, EKS, AKS of 2026-10-11) and the ratios ours ÷ published")
 	c.Flags().StringSliceVar(&columns, "columns", nil, "extra table columns: "+strings.Join(reports.ColumnNames, ", ")+", or all")
 	c.Flags().BoolVar(&wide, "wide", false, "every extra column (same as --columns all)")
 	return c

@@ -129,8 +129,8 @@ func TestProgressModes(t *testing.T) {
 		empty bool
 	}{
 		{"quiet", progressOff, nil, true},
-		{"plain", progressPlain, []string{"sustained      64 VUs until count reaches 3", "1s of 30s  VUs 64  count 3/3 ready 2  ok 10 429 7 5xx 0",
-			"decision: up 1->3: busy", "hold at 3", "burst"}, false},
+		{"plain", progressPlain, []string{"sustained      64 VUs until count reaches 3", "1s of ~30s  VUs 64  count 3/3 ready 2  ok 10 429 7 5xx 0",
+			"decision: up 1->3: busy", "hold at 3", "40s, over the ~30s expected", "burst"}, false},
 		{"bars", progressBars, []string{"sustained", "hold at 3", "last decision: up 1->3: busy", "burst", "ok 2 000", "[="}, false},
 	}
 	for _, c := range cases {
@@ -147,6 +147,9 @@ func TestProgressModes(t *testing.T) {
 			p.done() // twice is fine
 			out := b.String()
 			t.Logf("output:\n%s", out)
+			if strings.Contains(out, "40s of") {
+				t.Errorf("a line overruns its total (40s of 30s):\n%s", out)
+			}
 			if c.empty != (out == "") {
 				t.Fatalf("output %q, want empty %v", out, c.empty)
 			}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,20 +46,21 @@ func newRunCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Bring up a platform, run the scenarios, print the table, write results",
-		Long: `run brings up the platform, runs seed 002's scenarios with 64 VUs of MCP
-tools/call through the edge, polls the console's /readyz every second, prints
+		Long: `run brings up the platform, runs the five load-test scenarios of Ramen 0.7.5's
+autoscaling notes with 64 VUs of MCP tools/call through the edge, polls the console's /readyz every second, prints
 the table (Platform | Up to 3 | Back to 1 | Calls ok | 429 | 5xx) and one
 PASS/FAIL line per scenario, and tears the platform down (also on Ctrl-C; a
 second Ctrl-C exits at once).
 
-Scenarios (seed 002 "Load tests"):
+Scenarios ("Load tests" in Ramen 0.7.5's autoscaling notes):
   viewer-refused  viewer and MCP-user keys PUT max_count -> 403, nothing changes, audited
   max-1           max 1 never scales: count 1 at every sample, 429 > 0, no 5xx
   sustained       load up to max 3 and back to 1 (the table's times come from here)
-  burst           a 45 s burst, then idle back to 1
+  burst           a 45 s burst (4.5 s in quick), then idle back to 1
   max-lowered     at 3 under load an admin sets max 1: count 1 at the next sample
-  spike           seed 000's staged load with two spikes: replicas follow the signal (by name,
-                  or with --policy hpa; needs Prometheus)
+  spike           staged load with two spikes (the k6 stages of Grafana's post on
+                  autoscaling Loki queries with KEDA): replicas follow the signal
+                  (by name, or with --policy hpa; needs Prometheus)
 
 The contract scenarios (by name, or all with --scenarios contract; they need the
 platform's fault actions, offered by local, and are skipped where it has none):
@@ -69,11 +71,24 @@ platform's fault actions, offered by local, and are skipped where it has none):
   restart-cooldown     a console restarted mid-cooldown still honours it
 
 Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
-cooldowns 30/120 s, 45 s burst: the seed's own settings, about 15 minutes on local).
+cooldowns 30/120 s, 45 s burst: the published load test's settings, about 15
+minutes on local).
 
 Results go to the artifacts folder ($ARTIFACTS when set, else
-./_artifacts/<run-id>): results.jsonl (written as the run goes; a killed run
-keeps what it measured, marked incomplete), table.md, and process logs.`,
+./_artifacts/<run-id>):
+  results.jsonl     every record of the run, written as it goes (a killed run
+                    keeps what it measured and reads back as incomplete)
+  report.html       the table and per-scenario charts, self-contained
+  junit.xml         one testcase per scenario and per fact
+  junit_runner.xml  one testcase per platform step (up, dump logs, down)
+  table.md          the table and the PASS/FAIL lines in Markdown
+  scaleproof.log    the harness's own log (JSON lines)
+  logs/             every process's log (local: console, edge, workers, prometheus)
+  local/            local platform: the console's state, keys.json (the run's
+                    API keys, mode 0600), Prometheus' config and data
+
+Exit codes: 0 every scenario passed, 1 a scenario failed, 2 bad usage or
+unusable input, 3 platform error (could not bring it up), 130 interrupted.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
@@ -132,7 +147,7 @@ func findRefBin(explicit string) (string, error) {
 	return "", errors.New("scaleproof-ref not found beside scaleproof or on $PATH: run `make build` or pass --ref-bin")
 }
 
-func runRun(cmd *cobra.Command, o *runOpts) error {
+func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	prof, err := scenarios.ProfileByName(o.profile)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -153,6 +168,14 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			dir = filepath.Join("_artifacts", runID)
 		}
 	}
+	if top := firstMissing(dir); top != "" {
+		// A usage error found below leaves no empty artifacts folder behind.
+		defer func() {
+			if ee := (*exitError)(nil); errors.As(err, &ee) && ee.code == exitUsage {
+				_ = os.RemoveAll(top)
+			}
+		}()
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
 	}
@@ -170,9 +193,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		cfg := localConfig(bin, filepath.Join(dir, "local"), o.group, prof, log.With("part", "platform"))
-		cfg.Prometheus, cfg.InflightMaxAge = o.localPrometheus(prof), scenarios.HPAFor(prof).InflightMaxAge
-		pf = local.New(cfg)
+		pf = local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
@@ -225,7 +246,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
-	say("scaleproof %s: platform %s, profile %s, %d scenarios; artifacts in %s", version, name, prof.Name, len(list), dir)
+	say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, name, prof.Name, plural(len(list), "scenario"), dir)
 
 	steps := &stepLog{started: time.Now()}
 	upStart := time.Now()
@@ -239,7 +260,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		log.Error("platform up failed", "err", upErr)
 	} else {
 		ep = o.endpoints(ep)
-		say("platform up in %.1f s: console %s, edge %s, prometheus %q, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, ep.PrometheusURL, o.policy)
+		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Progress = prog.update
 		env.Policy = o.policy
@@ -285,10 +306,23 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 	if o.extraColumns {
 		cols = reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
 	}
+	incomplete := ""
+	if code == exitInterrupted {
+		incomplete = fmt.Sprintf("INCOMPLETE: the run was interrupted; %d of %d scenarios judged, the figures are what was measured until then",
+			judged(verdicts), len(list))
+	}
 	if mdf, err := os.Create(filepath.Join(dir, "table.md")); err == nil {
-		_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
-		fmt.Fprintln(mdf)
-		reports.WriteVerdicts(mdf, verdicts)
+		if incomplete != "" {
+			fmt.Fprintf(mdf, "**%s\n\n", strings.Replace(incomplete, ":", ":**", 1))
+		}
+		if upErr != nil {
+			fmt.Fprintf(mdf, "**NOT RUN:** %s; no scenario ran.\n", reason)
+		} else {
+			_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+			fmt.Fprint(mdf, "\n```text\n") // the verdict lines as they are, not merged into one paragraph
+			reports.WriteVerdicts(mdf, verdicts)
+			fmt.Fprint(mdf, "```\n")
+		}
 		mdf.Close()
 	}
 	rr, rerr := writeRunReports(dir, resultsPath, cols)
@@ -307,9 +341,14 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			"report_html": rr.HTML, "junit": rr.JUnit})
 	} else {
 		fmt.Fprintln(out)
-		_ = reports.WriteTable(out, []reports.Row{row}, cols)
-		fmt.Fprintln(out)
-		reports.WriteVerdicts(out, verdicts)
+		if incomplete != "" {
+			fmt.Fprintln(out, incomplete)
+		}
+		if upErr == nil { // a platform that did not come up has no table: the error says why
+			_ = reports.WriteTable(out, []reports.Row{row}, cols)
+			fmt.Fprintln(out)
+			reports.WriteVerdicts(out, verdicts)
+		}
 		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
 		if rr.HTML != "" {
 			fmt.Fprintf(out, "report:  %s\n", rr.HTML)
@@ -321,16 +360,63 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 	return nil
 }
 
-// localConfig is the local platform for profile prof: the console's
-// cooldowns, grace, target rate and drain, the workers' in-flight limit,
-// call length and boot delay.
-func localConfig(bin, workDir, group string, prof scenarios.Profile, log *slog.Logger) local.Config {
+// judged counts the verdicts of scenarios that ran to a verdict (not
+// stopped by an interrupt).
+func judged(vs []reports.Verdict) int {
+	n := 0
+	for _, v := range vs {
+		if !v.Interrupted {
+			n++
+		}
+	}
+	return n
+}
+
+// plural is "1 scenario", "2 scenarios".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// promLabel is "prometheus URL", or "no prometheus" when none runs.
+func promLabel(url string) string {
+	if url == "" {
+		return "no prometheus"
+	}
+	return "prometheus " + url
+}
+
+// localConfig is the local platform's configuration for profile prof (run
+// and up): the console's cooldowns and grace, the workers' limit and call
+// length, the Prometheus of --prometheus. Its state goes to dir/local and
+// the processes log straight into dir/logs (one complete copy, shutdown
+// lines included).
+func localConfig(bin, dir, group string, prof scenarios.Profile, po policyOpts, log *slog.Logger) local.Config {
 	return local.Config{
-		Bin: bin, WorkDir: workDir, Group: group,
+		Bin: bin, WorkDir: filepath.Join(dir, "local"), LogDir: filepath.Join(dir, "logs"), Group: group,
 		UpCooldown: prof.UpCooldown, DownCooldown: prof.DownCooldown, StartupGrace: prof.StartupGrace,
 		TargetRPS: prof.TargetRPS, ConsoleDrain: prof.ConsoleDrain,
 		Worker: local.WorkerSpec{MaxInflight: prof.MaxInflight, WorkMS: prof.WorkMS, BootDelay: prof.BootDelay,
 			Drain: max(prof.ConsoleDrain, 5*time.Second)},
-		Log: log,
+		Log:        log,
+		Prometheus: po.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
+	}
+}
+
+// firstMissing is the outermost folder of dir that does not exist yet (dir
+// itself when only it is missing), or "" when dir exists: what MkdirAll(dir)
+// creates and a usage error should remove again.
+func firstMissing(dir string) string {
+	top := ""
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			return top
+		}
+		top = d
+		if filepath.Dir(d) == d {
+			return top
+		}
 	}
 }

@@ -349,7 +349,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 		r.upErr = err
 		return
 	}
-	cfg := localConfig(bin, filepath.Join(dir, "local"), group, prof, log.With("part", "platform"))
+	cfg := localConfig(bin, dir, group, prof, policyOpts{prometheus: local.PrometheusOff}, log.With("part", "platform"))
 	cfg.Faults = r.faults
 	pf := local.New(cfg)
 	settings := prof.Settings()

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/internal/skips"
 )
 
 // promtool returns promtool's path; without it the test is skipped, unless
@@ -17,7 +19,7 @@ func promtool(t *testing.T) string {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("promtool not on PATH with CI=true: run `make deps-prometheus` (Debian package prometheus)")
 		}
-		t.Skip("promtool not on PATH (make deps-prometheus)")
+		skips.Skip(t, "promtool not on PATH (make deps-prometheus)")
 	}
 	return p
 }

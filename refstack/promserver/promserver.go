@@ -5,7 +5,7 @@
 // caller's, and a bounded wait for /-/ready. Stop ends it (SIGTERM, then
 // SIGKILL) and is safe to call twice.
 //
-// The local platform uses it as the metric source of hpa zones (issue 3) and
+// The local platform uses it as the metric source of hpa zones and
 // tests use it as a real Prometheus started by the test. WriteTargets writes
 // the file_sd JSON atomically (write, then rename), so Prometheus never
 // reads half a file.
@@ -18,7 +18,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +122,26 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("promserver: no directory")
 	}
+	// Prometheus resolves a relative path in its configuration against the
+	// configuration file's directory, not against our working directory: every
+	// path it is given must be absolute (a relative --artifacts folder once left
+	// the file_sd job reading a file that did not exist, so nothing was scraped).
+	var err error
+	if cfg.Dir, err = filepath.Abs(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("promserver: %w", err)
+	}
+	if cfg.LogPath != "" {
+		if cfg.LogPath, err = filepath.Abs(cfg.LogPath); err != nil {
+			return nil, fmt.Errorf("promserver: %w", err)
+		}
+	}
+	rules := make([]string, len(cfg.RuleFiles))
+	for i, f := range cfg.RuleFiles {
+		if rules[i], err = filepath.Abs(f); err != nil {
+			return nil, fmt.Errorf("promserver: %w", err)
+		}
+	}
+	cfg.RuleFiles = rules
 	if cfg.ScrapeInterval <= 0 {
 		cfg.ScrapeInterval = time.Second
 	}
@@ -328,4 +351,93 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// DefaultTargetTimeout bounds WaitTargetUp: a file_sd refresh (5 s) plus a
+// few scrape intervals.
+const DefaultTargetTimeout = 30 * time.Second
+
+// WaitTargetUp polls the Prometheus at baseURL (/api/v1/targets) until one
+// of its active targets scrapes addr (host:port) with health "up", for at
+// most timeout (DefaultTargetTimeout when 0). It is the check that a
+// Prometheus is really collecting what the caller needs: a Prometheus with
+// no healthy target answers every query with no series, which a policy that
+// reads an empty result as zero would take as no load. The error lists the
+// targets Prometheus does have.
+func WaitTargetUp(ctx context.Context, baseURL, addr string, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = DefaultTargetTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	hc := &http.Client{Timeout: 5 * time.Second}
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := "no answer"
+	for {
+		up, seen, err := targetUp(ctx, hc, strings.TrimRight(baseURL, "/"), addr)
+		if err != nil {
+			last = err.Error()
+		} else if up {
+			return nil
+		} else {
+			last = "active targets: " + seen
+		}
+		select {
+		case <-ctx.Done():
+			if err := context.Cause(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return fmt.Errorf("promserver: prometheus %s has no healthy target %s after %s (%s)", baseURL, addr, timeout, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// targetUp asks /api/v1/targets once: whether a target scrapes addr with
+// health "up", and a summary of the active targets for the error.
+func targetUp(ctx context.Context, hc *http.Client, base, addr string) (bool, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/targets?state=active", nil)
+	if err != nil {
+		return false, "", err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, "", fmt.Errorf("/api/v1/targets: HTTP %d", resp.StatusCode)
+	}
+	var body struct {
+		Data struct {
+			ActiveTargets []struct {
+				ScrapeURL string `json:"scrapeUrl"`
+				Health    string `json:"health"`
+				LastError string `json:"lastError"`
+			} `json:"activeTargets"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&body); err != nil {
+		return false, "", fmt.Errorf("/api/v1/targets: %w", err)
+	}
+	var seen []string
+	for _, t := range body.Data.ActiveTargets {
+		host := t.ScrapeURL
+		if u, err := url.Parse(t.ScrapeURL); err == nil {
+			host = u.Host
+		}
+		if host == addr && t.Health == "up" {
+			return true, "", nil
+		}
+		d := host + " " + t.Health
+		if t.LastError != "" {
+			d += ": " + t.LastError
+		}
+		seen = append(seen, d)
+	}
+	if len(seen) == 0 {
+		return false, "none", nil
+	}
+	return false, strings.Join(seen, "; "), nil
 }

@@ -3,7 +3,9 @@ package promserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/scaleproof/scaleproof/internal/skips"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -55,7 +59,7 @@ func TestConfigIsValid(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("promtool not on PATH with CI=true (make deps-prometheus)")
 		}
-		t.Skip("promtool not on PATH")
+		skips.Skip(t, "promtool not on PATH (make deps-prometheus)")
 	}
 	dir := t.TempDir()
 	targets := filepath.Join(dir, "targets.json")
@@ -106,7 +110,7 @@ func TestStartStop(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatal(err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
 	if _, err := Start(context.Background(), Config{Bin: bin}); err == nil {
 		t.Fatal("no directory must be an error")
@@ -140,5 +144,82 @@ func TestStartStop(t *testing.T) {
 	}
 	if _, err := hc.Get(s.URL() + "/-/ready"); err == nil {
 		t.Fatal("answers after Stop")
+	}
+}
+
+// TestWaitTargetUp: only a target that scrapes the address with health "up"
+// counts; otherwise the error says what Prometheus has instead.
+func TestWaitTargetUp(t *testing.T) {
+	tests := []struct {
+		name, targets, want string
+	}{
+		{"up", `[{"scrapeUrl":"http://127.0.0.1:7/metrics","health":"up"}]`, ""},
+		{"none", `[]`, "active targets: none"},
+		{"down", `[{"scrapeUrl":"http://127.0.0.1:7/metrics","health":"down","lastError":"connection refused"}]`, "127.0.0.1:7 down: connection refused"},
+		{"other", `[{"scrapeUrl":"http://127.0.0.1:8/metrics","health":"up"}]`, "127.0.0.1:8 up"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/api/v1/targets" {
+					http.NotFound(w, r)
+					return
+				}
+				fmt.Fprintf(w, `{"status":"success","data":{"activeTargets":%s}}`, tc.targets)
+			}))
+			defer srv.Close()
+			err := WaitTargetUp(context.Background(), srv.URL, "127.0.0.1:7", 700*time.Millisecond)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "no healthy target 127.0.0.1:7") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestStartRelativeDir: a relative Dir (the harness's default artifacts
+// folder is relative) still yields a Prometheus that reads its file_sd file
+// and scrapes the target listed there. Prometheus resolves relative paths
+// against its configuration file's directory, so a relative path written
+// into the config named a file that did not exist and nothing was scraped.
+func TestStartRelativeDir(t *testing.T) {
+	bin, err := Find()
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		skips.Skip(t, err)
+	}
+	t.Chdir(t.TempDir())
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "# TYPE scaleproof_test_up gauge\nscaleproof_test_up 1")
+	}))
+	defer target.Close()
+	addr := strings.TrimPrefix(target.URL, "http://")
+	rel := filepath.Join("_artifacts", "run", "prometheus")
+	if err := os.MkdirAll(rel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTargets(filepath.Join(rel, "targets.json"), []TargetGroup{{Targets: []string{addr}}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Start(ctx, Config{Bin: bin, Dir: rel, ScrapeInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(10 * time.Second)
+	if !filepath.IsAbs(s.TargetsFile()) || !filepath.IsAbs(s.ConfigFile()) {
+		t.Fatalf("targets %s config %s: want absolute paths", s.TargetsFile(), s.ConfigFile())
+	}
+	if err := WaitTargetUp(ctx, s.URL(), addr, 30*time.Second); err != nil {
+		b, _ := os.ReadFile(s.ConfigFile())
+		t.Fatalf("%v\nconfig:\n%s", err, b)
 	}
 }

@@ -122,7 +122,7 @@ func Listen(addr string) (net.Listener, error) {
 }
 
 // NewServer returns an http.Server with the slow-client timeouts every
-// reference server uses (issue 6: slow-client timeouts on every server).
+// reference server uses (slow-client timeouts on every server).
 func NewServer(h http.Handler, writeTimeout time.Duration) *http.Server {
 	if writeTimeout <= 0 {
 		writeTimeout = 5 * time.Minute

@@ -36,6 +36,9 @@ type Zone struct {
 	Ready        *int      `json:"ready,omitempty"`
 	Starting     *int      `json:"starting,omitempty"`
 	LastDecision *Decision `json:"last_decision,omitempty"`
+	// LastScale is the last decision that changed the count (nil when the
+	// console does not say).
+	LastScale *Decision `json:"last_scale,omitempty"`
 }
 
 // Update is the PUT body; nil fields are left out.

@@ -42,7 +42,7 @@ func (f ReadyzFailure) Kind() string {
 // Readyz polls a console's /readyz.
 type Readyz struct {
 	Client   *consoleclient.Client
-	Interval time.Duration // 1 s in seed 002
+	Interval time.Duration // 1 s in the published load test
 	OnFail   func(ReadyzFailure)
 
 	mu       sync.Mutex
@@ -101,6 +101,10 @@ type Sample struct {
 	Ready    int       `json:"ready"`
 	Decision string    `json:"decision,omitempty"` // "up 1->3: reason"
 	Err      string    `json:"err,omitempty"`      // the sample failed (Count etc. are then the last known)
+	// Change is the zone's last change of count, "set 3->1: max lowered to 1
+	// by ops" (empty when the console does not report it): a hold after a
+	// forced change replaces Decision but not Change.
+	Change string `json:"change,omitempty"`
 }
 
 // Zone samples one zone with an admin key.
@@ -108,7 +112,7 @@ type Zone struct {
 	Client      *consoleclient.Client
 	Key         string
 	Group, Name string
-	Interval    time.Duration // 1 s in seed 002
+	Interval    time.Duration // 1 s in the published load test
 	OnSample    func(Sample)
 
 	mu      sync.Mutex
@@ -169,6 +173,9 @@ func (z *Zone) SampleNow(ctx context.Context) Sample {
 		if d := zi.LastDecision; d != nil && d.Action != "" {
 			s.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
 		}
+		if d := zi.LastScale; d != nil && d.Action != "" {
+			s.Change = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+		}
 	}
 	z.samples = append(z.samples, s)
 	close(z.changed)
@@ -200,6 +207,7 @@ func (z *Zone) Last() Sample {
 // WaitFor waits until a sample taken after the call satisfies cond, or the
 // timeout passes; the error names what was awaited and the last sample.
 func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, cond func(Sample) bool) (Sample, error) {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	z.mu.Lock()
@@ -209,8 +217,8 @@ func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, 
 	for {
 		select {
 		case <-ctx.Done():
-			return z.Last(), fmt.Errorf("waited %s for %s in %s/%s: last sample count=%d max=%d ready=%d (%s)",
-				timeout, what, z.Group, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready, ctx.Err())
+			return z.Last(), fmt.Errorf("%s for %s in %s/%s: last sample count=%d max=%d ready=%d",
+				Waited(time.Since(start), timeout, ctx.Err()), what, z.Group, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready)
 		case <-ch:
 		}
 		z.mu.Lock()
@@ -224,4 +232,15 @@ func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, 
 			}
 		}
 	}
+}
+
+// Waited says how a bounded wait ended, for an error message: "waited 2m0s"
+// when the timeout passed, "interrupted after 1m0s of 2m0s" when the wait
+// was cancelled first (err is the wait's context error; elapsed is rounded
+// to 0.1 s).
+func Waited(elapsed, timeout time.Duration, err error) string {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Sprintf("interrupted after %s of %s", elapsed.Round(100*time.Millisecond), timeout)
+	}
+	return fmt.Sprintf("waited %s", timeout)
 }

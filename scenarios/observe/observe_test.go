@@ -115,6 +115,17 @@ func TestWaitFor(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "count 9") || !strings.Contains(err.Error(), "g/a") {
 		t.Fatalf("timeout error %v must name what it waited for and the zone", err)
 	}
+	if !strings.Contains(err.Error(), "waited 50ms for count 9") {
+		t.Fatalf("timeout error %v must say it waited the whole 50ms", err)
+	}
+
+	// Cancelled before the timeout: the error says interrupted, not "waited 2m0s".
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	_, err = z.WaitFor(cctx, "count 9", 2*time.Minute, func(s Sample) bool { return s.Count == 9 })
+	if err == nil || strings.Contains(err.Error(), "waited 2m0s") || !strings.Contains(err.Error(), "interrupted after 0s of 2m0s") {
+		t.Fatalf("cancelled wait: %v, want interrupted after 0s of 2m0s", err)
+	}
 }
 
 func TestReadyzRecordsFailures(t *testing.T) {

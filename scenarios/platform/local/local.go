@@ -35,12 +35,17 @@ type Config struct {
 	Bin     string // path to the scaleproof-ref binary
 	WorkDir string // state, keys and process logs go here (created)
 	Group   string // the group the scenarios use
+	// LogDir receives every process's log, written as they run, so it holds
+	// their shutdown lines too (default WorkDir/logs). DumpLogs into LogDir
+	// is a no-op: the harness points it at its artifacts' logs/ to keep one
+	// complete copy.
+	LogDir string
 
-	UpCooldown   time.Duration // console --up-cooldown (seed 002: 30 s)
-	DownCooldown time.Duration // console --down-cooldown (seed 002: 120 s)
-	StartupGrace time.Duration // console --startup-grace (issue 2 rule 8: 120 s)
-	TargetRPS    float64       // console --target-rps (seed 002: 50)
-	ConsoleDrain time.Duration // console --drain (seed 002: 40 s)
+	UpCooldown   time.Duration // console --up-cooldown (Ramen 0.7.5: 30 s)
+	DownCooldown time.Duration // console --down-cooldown (Ramen 0.7.5: 120 s)
+	StartupGrace time.Duration // console --startup-grace (starting workers are capacity, not down: 120 s)
+	TargetRPS    float64       // console --target-rps (Ramen 0.7.5: 50)
+	ConsoleDrain time.Duration // console --drain (Ramen 0.7.5: 40 s)
 
 	Worker        WorkerSpec    // Bin and LogDir are filled in from Bin and WorkDir
 	ProbeInterval time.Duration // fleet readiness probe interval (500 ms when zero)
@@ -89,8 +94,20 @@ func New(cfg Config) *Local {
 	if cfg.Discovery <= 0 {
 		cfg.Discovery = 500 * time.Millisecond
 	}
+	// Absolute, so that every path handed to a child process (and to
+	// Prometheus, which reads its paths relative to its config file) names
+	// the same file whatever the child's idea of "relative" is.
+	if abs, err := filepath.Abs(cfg.WorkDir); err == nil {
+		cfg.WorkDir = abs
+	}
+	if abs, err := filepath.Abs(cfg.LogDir); err == nil && cfg.LogDir != "" {
+		cfg.LogDir = abs
+	}
 	cfg.Worker.Bin = cfg.Bin
-	cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
+	cfg.Worker.LogDir = cfg.LogDir
+	if cfg.Worker.LogDir == "" {
+		cfg.Worker.LogDir = filepath.Join(cfg.WorkDir, "logs")
+	}
 	if cfg.Worker.DrainDelay == 0 {
 		// The worker keeps serving two discovery refreshes after SIGTERM,
 		// so the edge has stopped routing to it before its listener closes.
@@ -115,8 +132,10 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	if _, err := os.Stat(c.Bin); err != nil {
 		return platform.Endpoints{}, fmt.Errorf("local: reference binary %q: %w (run `make build`)", c.Bin, err)
 	}
-	if err := os.MkdirAll(c.Worker.LogDir, 0o755); err != nil {
-		return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+	for _, d := range []string{c.WorkDir, c.Worker.LogDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+		}
 	}
 	l.keys = platform.Keys{
 		SuperAdmin: platform.Key{Name: "root", Key: randKey("sa"), Role: "super_admin"},
@@ -131,7 +150,7 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 
 	rctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
-	l.fleet = NewFleet(c.Worker, c.ProbeInterval, l.log.With("part", "fleet"))
+	l.fleet = NewFleet(c.Worker, c.ProbeInterval, l.log.With("component", "fleet"))
 	go l.fleet.Run(rctx)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -168,6 +187,9 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 		if err := waitReady(ctx, u+"/readyz", 30*time.Second); err != nil {
 			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
 		}
+	}
+	if err := l.checkPrometheusScrapes(ctx, edge.addr); err != nil {
+		return platform.Endpoints{}, err
 	}
 	return l.endpoints, nil
 }

@@ -34,6 +34,10 @@ type PrometheusConfig struct {
 	ScrapeInterval, EvalInterval time.Duration
 	// ReadyTimeout bounds the wait for /-/ready (60 s when zero).
 	ReadyTimeout time.Duration
+	// TargetTimeout bounds Up's wait for Prometheus to scrape the edge
+	// healthily (promserver.DefaultTargetTimeout when zero); Up fails when it
+	// does not.
+	TargetTimeout time.Duration
 }
 
 // ValidatePrometheusMode checks a --prometheus value: auto, off or an
@@ -145,4 +149,29 @@ func (l *Local) stopPrometheus() error {
 	l.prom = nil
 	l.mu.Unlock()
 	return srv.Stop(10 * time.Second)
+}
+
+// checkPrometheusScrapes fails Up loudly when the Prometheus in use does not
+// scrape the edge: hpa zones read its in-flight gauge, and a Prometheus with
+// no healthy target answers every query with no series, which a zone that
+// reads empty as zero takes as no load and never scales. No-op without
+// Prometheus.
+func (l *Local) checkPrometheusScrapes(ctx context.Context, edgeAddr string) error {
+	u := l.PrometheusURL()
+	if u == "" {
+		return nil
+	}
+	timeout := l.cfg.Prometheus.TargetTimeout
+	if err := promserver.WaitTargetUp(ctx, u, edgeAddr, timeout); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("local: waiting for Prometheus to scrape the edge: %w", ctx.Err())
+		}
+		hint := "its file_sd configuration must read " + l.TargetsFile()
+		if l.cfg.Prometheus.Mode == PrometheusAuto {
+			hint = "see " + filepath.Join(l.cfg.Worker.LogDir, "prometheus.log") + " and " + filepath.Join(filepath.Dir(l.TargetsFile()), "prometheus.yml")
+		}
+		return fmt.Errorf("local: Prometheus does not scrape the edge, so hpa zones would see no signal: %w; %s", err, hint)
+	}
+	l.log.Info("prometheus scrapes the edge", "url", u, "edge", edgeAddr)
+	return nil
 }

@@ -3,9 +3,11 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/internal/skips"
 	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
@@ -46,9 +49,12 @@ func TestUpWithPrometheus(t *testing.T) {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("%v (CI=true: make deps-prometheus)", err)
 		}
-		t.Skip(err)
+		skips.Skip(t, err)
 	}
-	work := t.TempDir()
+	// A relative work folder, as the harness's default artifacts folder is:
+	// Prometheus must still find its targets file.
+	t.Chdir(t.TempDir())
+	work := filepath.Join("_artifacts", "run", "local")
 	l := local.New(local.Config{
 		Bin: refBin, WorkDir: work, Group: "g",
 		UpCooldown: time.Second, DownCooldown: time.Hour, StartupGrace: 5 * time.Second, TargetRPS: 50, ConsoleDrain: 2 * time.Second,
@@ -140,4 +146,39 @@ func TestUpWithPrometheus(t *testing.T) {
 		t.Fatalf("Prometheus still answers after Down: HTTP %d", resp.StatusCode)
 	}
 	hc.CloseIdleConnections()
+}
+
+// TestUpFailsWithoutHealthyTarget: a Prometheus that does not scrape the
+// edge (here a stand-in that has no targets at all) makes Up fail loudly
+// instead of leaving hpa zones reading no series as zero load.
+func TestUpFailsWithoutHealthyTarget(t *testing.T) {
+	if refBin == "" {
+		t.Skip("process-level test: skipped in -short mode")
+	}
+	prom := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/api/v1/targets":
+			fmt.Fprint(w, `{"status":"success","data":{"activeTargets":[]}}`)
+		default:
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+		}
+	}))
+	defer prom.Close()
+	l := local.New(local.Config{
+		Bin: refBin, WorkDir: t.TempDir(), Group: "g",
+		UpCooldown: time.Second, DownCooldown: time.Hour, StartupGrace: 5 * time.Second, TargetRPS: 50, ConsoleDrain: 2 * time.Second,
+		Worker:     local.WorkerSpec{MaxInflight: 8, WorkMS: 10, Drain: 2 * time.Second},
+		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Prometheus: local.PrometheusConfig{Mode: prom.URL, TargetTimeout: time.Second},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := l.Up(ctx)
+	if derr := l.Down(context.Background()); derr != nil {
+		t.Logf("down: %v", derr)
+	}
+	if err == nil || !strings.Contains(err.Error(), "does not scrape the edge") || !strings.Contains(err.Error(), l.TargetsFile()) {
+		t.Fatalf("Up: %v, want an error naming the edge and the targets file", err)
+	}
 }
