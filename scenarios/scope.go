@@ -300,9 +300,8 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	return v
 }
 
-// scaleEvents derives scale events from consecutive samples: the decision
-// time is the first sample with the new count, ready the first sample whose
-// ready count reached it, served the first second after ready with an ok call.
+// scaleEvents derives the scenario's scale events from its samples and the
+// seconds its loads served an ok call (reports.ScaleEvents).
 func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports.ScaleEvent {
 	var okSeconds []float64
 	for _, l := range loads {
@@ -312,36 +311,17 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 			}
 		}
 	}
-	var out []reports.ScaleEvent
+	cs := make([]reports.CountSample, 0, len(samples))
 	prev := -1
-	for i, smp := range samples {
-		if smp.Err != "" {
-			continue
+	for _, smp := range samples {
+		c := reports.CountSample{T: s.Since(smp.At), Count: smp.Count, Ready: smp.Ready, Failed: smp.Err != ""}
+		if !c.Failed {
+			c.Reason = changeReason(smp, prev)
+			prev = smp.Count
 		}
-		if prev >= 0 && smp.Count != prev {
-			ev := reports.ScaleEvent{Scenario: s.Name, From: prev, To: smp.Count, DecisionS: s.Since(smp.At), ReadyS: -1, ServedS: -1, Reason: changeReason(smp, prev)}
-			for _, later := range samples[i:] {
-				if later.Err == "" && later.Count == smp.Count && later.Ready == smp.Count {
-					ev.ReadyS = s.Since(later.At)
-					break
-				}
-				if later.Count != smp.Count {
-					break
-				}
-			}
-			if ev.ReadyS >= 0 {
-				for _, t := range okSeconds {
-					if t+1 >= ev.ReadyS {
-						ev.ServedS = t + 1
-						break
-					}
-				}
-			}
-			out = append(out, ev)
-		}
-		prev = smp.Count
+		cs = append(cs, c)
 	}
-	return out
+	return reports.ScaleEvents(s.Name, cs, okSeconds)
 }
 
 // changeReason is why a sample's count differs from prev: the zone's last

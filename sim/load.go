@@ -81,43 +81,7 @@ func (r *loadRun) follow() {
 		return
 	}
 	r.setTarget(r.p.VUsAt(off))
-	l.at(r.t0+nextChange(r.p, off), r.follow)
-}
-
-// nextChange is the smallest offset u > t at which p.VUsAt(u) differs from
-// p.VUsAt(t), or p's total duration: a search on VUsAt itself, which stays
-// the one definition of the stages.
-func nextChange(p load.Profile, t time.Duration) time.Duration {
-	total := p.TotalDuration()
-	if p.Executor != load.ExecutorRampingVUs || t >= total {
-		return total
-	}
-	v := p.VUsAt(t)
-	start := time.Duration(0)
-	for _, st := range p.Stages {
-		end := start + max(st.Duration, 0)
-		if t >= end || end == start {
-			start = end
-			continue
-		}
-		lo := max(t, start)
-		if p.VUsAt(lo) != v {
-			return lo
-		}
-		if hi := end - 1; p.VUsAt(hi) != v {
-			for hi-lo > 1 { // VUsAt is monotone within a stage
-				mid := lo + (hi-lo)/2
-				if p.VUsAt(mid) == v {
-					lo = mid
-				} else {
-					hi = mid
-				}
-			}
-			return hi
-		}
-		start = end
-	}
-	return total
+	l.at(r.t0+r.p.NextChange(off), r.follow)
 }
 
 func (r *loadRun) setTarget(target int) {

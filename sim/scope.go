@@ -269,10 +269,8 @@ func (s *scope) finish(runErr error) reports.Verdict {
 	return v
 }
 
-// scaleEvents derives the scale events from consecutive samples as the
-// harness does: the decision is the first sample with the new count, ready
-// the first sample whose ready count reached it, served the first second
-// after ready with an ok call.
+// scaleEvents derives the scale events from consecutive samples by the
+// harness's own rule (reports.ScaleEvents).
 func (s *scope) scaleEvents() []reports.ScaleEvent {
 	var okSeconds []float64
 	for _, l := range s.loads {
@@ -284,36 +282,11 @@ func (s *scope) scaleEvents() []reports.ScaleEvent {
 		}
 	}
 	slices.Sort(okSeconds)
-	var out []reports.ScaleEvent
-	prev := -1
+	cs := make([]reports.CountSample, len(s.samples))
 	for i, smp := range s.samples {
-		if smp.Err != "" {
-			continue
-		}
-		if prev >= 0 && smp.Count != prev {
-			ev := reports.ScaleEvent{Scenario: s.name, From: prev, To: smp.Count, DecisionS: s.sinceAt(smp.At), ReadyS: -1, ServedS: -1, Reason: smp.Decision}
-			for _, later := range s.samples[i:] {
-				if later.Err == "" && later.Count == smp.Count && later.Ready == smp.Count {
-					ev.ReadyS = s.sinceAt(later.At)
-					break
-				}
-				if later.Count != smp.Count {
-					break
-				}
-			}
-			if ev.ReadyS >= 0 {
-				for _, t := range okSeconds {
-					if t+1 >= ev.ReadyS {
-						ev.ServedS = t + 1
-						break
-					}
-				}
-			}
-			out = append(out, ev)
-		}
-		prev = smp.Count
+		cs[i] = reports.CountSample{T: s.sinceAt(smp.At), Count: smp.Count, Ready: smp.Ready, Reason: smp.Decision, Failed: smp.Err != ""}
 	}
-	return out
+	return reports.ScaleEvents(s.name, cs, okSeconds)
 }
 
 // audit reads the zone's audit entries from the state store.

@@ -128,9 +128,9 @@ func TestNextChange(t *testing.T) {
 	total := p.TotalDuration()
 	step := time.Millisecond
 	for t0 := time.Duration(0); t0 < total; {
-		next := nextChange(p, t0)
+		next := p.NextChange(t0)
 		if next <= t0 || next > total {
-			t.Fatalf("nextChange(%s) = %s", t0, next)
+			t.Fatalf("NextChange(%s) = %s", t0, next)
 		}
 		v := p.VUsAt(t0)
 		for u := t0; u < next; u += step {

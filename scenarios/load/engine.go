@@ -193,7 +193,7 @@ func (r *run) control(ctx context.Context) error {
 			r.scale(target, at)
 		}
 		r.expireDrains(now)
-		next := r.t0.Add(r.p.nextChange(off))
+		next := r.t0.Add(r.p.NextChange(off))
 		t := r.clock.NewTimer(r.wakeAt(next).Sub(now))
 		select {
 		case <-t.C():

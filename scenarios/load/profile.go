@@ -222,10 +222,10 @@ func interpolate(from, to int, elapsed, d time.Duration) int {
 	return from - int(q)
 }
 
-// nextChange is the smallest offset u > t at which VUsAt(u) != VUsAt(t), or
+// NextChange is the smallest offset u > t at which VUsAt(u) != VUsAt(t), or
 // TotalDuration if the target does not change before the end. t must be in
 // [0, TotalDuration).
-func (p Profile) nextChange(t time.Duration) time.Duration {
+func (p Profile) NextChange(t time.Duration) time.Duration {
 	total := p.TotalDuration()
 	if p.Executor != ExecutorRampingVUs || t >= total {
 		return total

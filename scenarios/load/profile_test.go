@@ -94,16 +94,16 @@ func TestNextChangeMatchesVUsAt(t *testing.T) {
 			if changes > 10_000 {
 				t.Fatalf("%+v: too many changes", p)
 			}
-			next := p.nextChange(off)
+			next := p.NextChange(off)
 			if next <= off || next > total {
-				t.Fatalf("nextChange(%s) = %s, outside (%s, %s]", off, next, off, total)
+				t.Fatalf("NextChange(%s) = %s, outside (%s, %s]", off, next, off, total)
 			}
 			v := p.VUsAt(off)
 			if got := p.VUsAt(next - 1); got != v {
-				t.Fatalf("VUsAt changes before nextChange(%s) = %s: %d at %s, %d at %s", off, next, v, off, got, next-1)
+				t.Fatalf("VUsAt changes before NextChange(%s) = %s: %d at %s, %d at %s", off, next, v, off, got, next-1)
 			}
 			if next < total && p.VUsAt(next) == v {
-				t.Fatalf("VUsAt does not change at nextChange(%s) = %s (%d)", off, next, v)
+				t.Fatalf("VUsAt does not change at NextChange(%s) = %s (%d)", off, next, v)
 			}
 			off = next
 		}
