@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -216,28 +214,8 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	// First Ctrl-C: stop the run, tear down, write what was measured. Second: exit now.
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigc)
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-sigc:
-		case <-ctx.Done():
-			return
-		}
-		close(interrupted)
-		fmt.Fprintln(os.Stderr, "\nscaleproof: interrupted; tearing down (Ctrl-C again to exit now)")
-		cancel()
-		select {
-		case <-sigc:
-			fmt.Fprintln(os.Stderr, "scaleproof: exiting now; results so far in", resultsPath)
-			os.Exit(exitInterrupted)
-		case <-time.After(10 * time.Minute):
-		}
-	}()
+	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 10 * time.Minute, "scaleproof: exiting now; results so far in "+resultsPath)
+	defer stopTrap()
 
 	stderr := cmd.ErrOrStderr()
 	prog := newProgress(stderr, o.quiet)

@@ -8,12 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -214,27 +212,8 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	defer logf.Close()
 	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigc)
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-sigc:
-		case <-ctx.Done():
-			return
-		}
-		close(interrupted)
-		fmt.Fprintln(os.Stderr, "\nscaleproof: interrupted; tearing down (Ctrl-C again to exit now)")
-		cancel()
-		select {
-		case <-sigc:
-			os.Exit(exitInterrupted)
-		case <-time.After(5 * time.Minute):
-		}
-	}()
+	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 5 * time.Minute, "")
+	defer stopTrap()
 
 	stderr := cmd.ErrOrStderr()
 	var sayMu sync.Mutex
