@@ -214,7 +214,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	// First Ctrl-C: stop the run, tear down, write what was measured. Second: exit now.
-	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 10 * time.Minute, "scaleproof: exiting now; results so far in "+resultsPath)
+	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 10*time.Minute, "scaleproof: exiting now; results so far in "+resultsPath)
 	defer stopTrap()
 
 	stderr := cmd.ErrOrStderr()

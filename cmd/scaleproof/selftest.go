@@ -212,7 +212,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	defer logf.Close()
 	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 5 * time.Minute, "")
+	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 5*time.Minute, "")
 	defer stopTrap()
 
 	stderr := cmd.ErrOrStderr()
