@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -231,7 +232,7 @@ func (s *ConfigMapStore) consume(ctx context.Context, w watch.Interface) {
 			continue
 		}
 		s.mu.Lock()
-		mine := cm.ResourceVersion == s.rv
+		mine := cm.ResourceVersion == s.rv || !newerRV(cm.ResourceVersion, s.rv)
 		var err error
 		if !mine {
 			err = s.applyLocked(cm)
@@ -245,6 +246,18 @@ func (s *ConfigMapStore) consume(ctx context.Context, w watch.Interface) {
 			s.notify()
 		}
 	}
+}
+
+// newerRV reports whether resourceVersion a is later than b. They are
+// opaque to clients, but the API server's are etcd revisions (integers);
+// when either is not one, a is taken as newer.
+func newerRV(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return true
+	}
+	return x > y
 }
 
 func (s *ConfigMapStore) notify() {
