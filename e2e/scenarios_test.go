@@ -1,0 +1,37 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"log/slog"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+)
+
+var _ = Describe("seed 002's load test", Ordered, func() {
+	var w *reports.Writer
+	BeforeAll(func() {
+		var err error
+		w, err = reports.Create(filepath.Join(artifacts, "results_e2e.jsonl"), reports.RunMeta{RunID: runID, Platform: "kind", Profile: prof.Name})
+		Expect(err).NotTo(HaveOccurred())
+	})
+	for _, sc := range scenarios.All() {
+		It(sc.Name+": every fact holds", func(ctx SpecContext) {
+			env := scenarios.NewEnv(ep, prof, w, slog.New(slog.NewTextHandler(GinkgoWriter, nil)))
+			v := env.RunOne(ctx, sc)
+			Expect(v.Error).To(BeEmpty())
+			for _, f := range v.Facts {
+				Expect(f.Passed).To(BeTrue(), "%s: %s", f.Name, f.Detail)
+			}
+			Expect(v.Passed).To(BeTrue())
+			Expect(v.Calls.Server5xx).To(BeZero())
+			GinkgoWriter.Printf("%s: %.1f s, up to max %.1f s, back to 1 %.1f s, ok %d, 429 %d\n",
+				sc.Name, v.DurationS, v.UpToMaxS, v.BackTo1S, v.Calls.OK, v.Calls.TooMany)
+		}, SpecTimeout(prof.UpTimeout+prof.DownTimeout+2*prof.GracefulStop))
+	}
+})
