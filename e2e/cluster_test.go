@@ -74,6 +74,16 @@ func (l *load) end() map[int]int {
 	return l.codes
 }
 
+// routed waits until a call through the edge to zone answers 200 (the
+// edge has seen the zone's ready workers), as the scenarios do before load.
+func routed(ctx context.Context, zone string) {
+	GinkgoHelper()
+	Eventually(func() int {
+		l := startLoad(zone, 1, 2*time.Second)
+		return l.end()[200]
+	}).WithTimeout(60 * time.Second).Should(BeNumerically(">", 0))
+}
+
 func workerPods(ctx context.Context, zone string) []corev1.Pod {
 	GinkgoHelper()
 	sel := labels.Set{kube.LabelGroup: group, kube.LabelZone: zone, kube.LabelComponent: kube.ComponentWorker}.String()
@@ -192,6 +202,7 @@ var _ = Describe("the console on Kubernetes", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(code).To(Equal(200))
 		Eventually(func() int { return readyPods(ctx, zone) }).WithTimeout(60 * time.Second).Should(Equal(2))
+		routed(ctx, zone)
 		l := startLoad(zone, 8, 2*time.Minute)
 		victim := workerPods(ctx, zone)[0]
 		Expect(pf.Client().CoreV1().Pods(pf.Namespace()).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
@@ -265,6 +276,7 @@ var _ = Describe("the console on Kubernetes", Ordered, func() {
 		auditBefore, _, err := cc.Audit(ctx, ep.Keys.SuperAdmin.Key, group, zone)
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func() int { return readyPods(ctx, zone) }).WithTimeout(60 * time.Second).Should(Equal(2))
+		routed(ctx, zone)
 
 		l := startLoad(zone, 8, 5*time.Minute)
 		var readyzFail, readyzOK atomic.Int64
