@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -37,7 +38,8 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
-	policyOpts   // --policy, --prometheus (policy.go)
+	policyOpts            // --policy, --prometheus (policy.go)
+	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,13 +71,14 @@ keeps what it measured, marked incomplete), table.md, and process logs.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
+  scaleproof run --platform kind --keep
   scaleproof run --platform external --name GKE --console-url https://console.example \
       --edge-url https://edge.example --keys keys.json --group loadtest`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1) or external (already running; see --console-url)")
+	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run) or external (already running; see --console-url)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick or published")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
@@ -89,6 +92,7 @@ keeps what it measured, marked incomplete), table.md, and process logs.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
 	addPolicyFlags(f, &o.policyOpts)
+	addKindFlags(f, &o.kind)
 	return c
 }
 
@@ -171,6 +175,12 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			Log:        log.With("part", "platform"),
 			Prometheus: o.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
 		})
+	case "kind":
+		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = kp
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
@@ -178,7 +188,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		}
 		pf = x
 	default:
-		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, external)", o.platform))
+		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, external)", o.platform))
 	}
 	name := o.name
 	if name == "" {
@@ -262,6 +272,9 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		say("teardown: %v", err)
 	}
 	dcancel()
+	if kp, ok := pf.(*kind.Kind); ok {
+		steps.steps = append(steps.steps, kindSteps(kp)...)
+	}
 
 	row := reports.SummaryRow(name, verdicts)
 	select {

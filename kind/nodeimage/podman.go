@@ -108,3 +108,14 @@ func LoadArchive(ctx context.Context, log io.Writer, podman, ref, path string) e
 	}
 	return nil
 }
+
+// CopyToDocker copies ref from podman's store into Docker's (podman save |
+// docker load), for a Docker engine that should run our node image.
+func CopyToDocker(ctx context.Context, log io.Writer, podman, ref string) error {
+	save := exec.CommandContext(ctx, podman, "save", "--format", "docker-archive", ref)
+	load := exec.CommandContext(ctx, "docker", "load")
+	if err := pipe(ctx, log, nil, save, load); err != nil {
+		return fmt.Errorf("copy %s from podman to docker: %w", ref, err)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/pflag"
+
+	"github.com/scaleproof/scaleproof/kind"
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// kindNodePorts are the NodePorts the kind config maps to 127.0.0.1: the
+// edge (30080) and the console (30081).
+var kindNodePorts = []int{30080, 30081}
+
+// kindOpts are run's kind platform flags.
+type kindOpts struct {
+	keep      bool
+	nodeImage string
+	provider  string
+}
+
+func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
+	f.BoolVar(&o.keep, "keep", false, "kind: leave the cluster up after the run (its kubeconfig is in the artifacts folder)")
+	f.StringVar(&o.nodeImage, "kind-node-image", "", "kind: node image (default: kind's published image when Docker has it, else ours, built once and cached)")
+	f.StringVar(&o.provider, "kind-provider", "auto", "kind: container engine: auto (Docker only when a privileged container starts there, else podman), docker or podman")
+}
+
+// errNoKubeDeploy: the deploy step (the kubeconfig platform) is not wired in this build.
+var errNoKubeDeploy = errors.New("kind: the cluster came up, but this build cannot deploy the system onto it yet (the kubeconfig platform is missing)")
+
+// kindDeploy and kindImages are the deploy step of the kind platform: the
+// kubeconfig platform and the images it needs. nil until it is wired.
+var (
+	kindDeploy func(o *runOpts, prof scenarios.Profile, dir string, log *slog.Logger) kind.DeployFunc
+	kindImages func(o *runOpts, dir string) func(ctx context.Context) ([]string, error)
+)
+
+func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, error) {
+	cfg := kind.Config{
+		RunID: runID, Provider: o.kind.provider, NodeImage: o.kind.nodeImage, Keep: o.kind.keep,
+		Artifacts: dir, NodePorts: kindNodePorts, Log: log, Out: out,
+	}
+	if kindDeploy != nil {
+		cfg.Deploy = kindDeploy(o, prof, dir, log)
+	} else {
+		cfg.Deploy = func(context.Context, kind.Cluster) (platform.Platform, error) { return nil, errNoKubeDeploy }
+	}
+	if kindImages != nil {
+		cfg.Images = kindImages(o, dir)
+	}
+	return kind.New(cfg)
+}
+
+// kindSteps turns the kind platform's steps into JUnit steps of the run.
+func kindSteps(k *kind.Kind) []reports.Step {
+	var out []reports.Step
+	for _, s := range k.Steps() {
+		out = append(out, reports.Step{Name: "kind: " + s.Name, Duration: s.Duration, Err: s.Err})
+	}
+	return out
+}
+
+func kindOut(cmd interface{ ErrOrStderr() io.Writer }, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return cmd.ErrOrStderr()
+}
