@@ -154,13 +154,12 @@ func (b *Builder) Build(ctx context.Context) (Result, error) {
 		return fail(err)
 	}
 
-	// 2. binaries, one step per upstream project
+	// 2. binaries, one step per upstream project (Kubernetes, the longest, last)
 	type comp struct {
 		name  string
 		build func(sc *stepCtx, out string) error
 	}
 	comps := []comp{
-		{"kubernetes", func(sc *stepCtx, out string) error { return buildKube(sc, v, filepath.Join(work, "src", "k8s"), out) }},
 		{"containerd", func(sc *stepCtx, out string) error { return buildContainerd(sc, v, out) }},
 		{"runc", func(sc *stepCtx, out string) error { return buildRunc(sc, v, out) }},
 		{"cni-plugins", func(sc *stepCtx, out string) error { return buildCNI(sc, v, out) }},
@@ -168,6 +167,7 @@ func (b *Builder) Build(ctx context.Context) (Result, error) {
 		{"etcd", func(sc *stepCtx, out string) error { return buildEtcd(sc, v, filepath.Join(work, "src", "etcd"), out) }},
 		{"coredns", func(sc *stepCtx, out string) error { return buildCoreDNS(sc, v, out) }},
 		{"pause", func(sc *stepCtx, out string) error { return buildPause(sc, v, out) }},
+		{"kubernetes", func(sc *stepCtx, out string) error { return buildKube(sc, v, filepath.Join(work, "src", "k8s"), out) }},
 	}
 	for _, c := range comps {
 		out := filepath.Join(bin, c.name)

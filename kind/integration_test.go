@@ -1,0 +1,143 @@
+package kind
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/kind/pkg/exec"
+)
+
+// TestKindClusterForReal makes a real kind cluster (SCALEPROOF_KIND=1; needs
+// root, podman or a Docker that runs privileged containers, and the node
+// image, which it builds when missing): Up, an image loaded, node Ready,
+// DumpLogs, Down. It logs the time of each step.
+func TestKindClusterForReal(t *testing.T) {
+	if os.Getenv("SCALEPROOF_KIND") != "1" {
+		t.Skip("set SCALEPROOF_KIND=1 to make a real kind cluster")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	art := t.TempDir()
+	if d := os.Getenv("ARTIFACTS"); d != "" {
+		art = filepath.Join(d, "kind-integration")
+	}
+	archive := filepath.Join(t.TempDir(), "it.tar")
+	writeTinyImage(t, archive, "scaleproof.local/kind-it:1")
+	var out bytes.Buffer
+	k, err := New(Config{
+		RunID: "it-" + time.Now().UTC().Format("150405"), Provider: os.Getenv("SCALEPROOF_KIND_PROVIDER"),
+		NodeImage: os.Getenv("SCALEPROOF_KIND_NODE_IMAGE"), Artifacts: art, NodePorts: []int{30080},
+		Images: func(context.Context) ([]string, error) { return []string{archive}, nil },
+		Log:    slog.New(slog.NewTextHandler(&testWriter{t}, nil)), Out: &out,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := k.DumpLogs(context.Background(), filepath.Join(art, "logs")); err != nil {
+			t.Errorf("dump logs: %v", err)
+		}
+		if err := k.Down(context.Background()); err != nil {
+			t.Errorf("down: %v", err)
+		}
+		if up, _ := k.IsUp(context.Background()); up {
+			t.Error("cluster still up after Down")
+		}
+		for _, s := range k.Steps() {
+			t.Logf("step %-16s %6.1f s err=%v", s.Name, s.Duration.Seconds(), s.Err)
+		}
+		t.Logf("platform output:\n%s", out.String())
+	}()
+	if _, err := k.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if up, err := k.IsUp(ctx); err != nil || !up {
+		t.Fatalf("IsUp %v %v", up, err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", k.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := false
+	start := time.Now()
+	for i := 0; i < 180 && !ready; i++ { // bounded: 3 minutes
+		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err == nil && len(nodes.Items) == 1 {
+			for _, c := range nodes.Items[0].Status.Conditions {
+				ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+			}
+		}
+		if !ready {
+			select {
+			case <-ctx.Done():
+				t.Fatal(ctx.Err())
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	if !ready {
+		t.Fatal("node not Ready within 3 minutes")
+	}
+	t.Logf("node Ready %.1f s after Up returned", time.Since(start).Seconds())
+	nodes, err := k.provider.ListNodes(k.name)
+	if err != nil || len(nodes) != 1 {
+		t.Fatalf("nodes %v %v", nodes, err)
+	}
+	imgs, err := exec.Output(nodes[0].Command("crictl", "images"))
+	if err != nil || !strings.Contains(string(imgs), "scaleproof.local/kind-it") {
+		t.Fatalf("loaded image not in the node: %v\n%s", err, imgs)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w *testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func writeTinyImage(t *testing.T, path, ref string) {
+	t.Helper()
+	lp := filepath.Join(t.TempDir(), "l.tar")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSingleFileTar(lp, "probe", self); err != nil {
+		t.Fatal(err)
+	}
+	l, err := tarball.LayerFromFile(lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tarball.MultiRefWriteToFile(path, map[name.Reference]v1.Image{tag: img}); err != nil {
+		t.Fatal(err)
+	}
+}
