@@ -243,6 +243,15 @@ func slimSkip(rel string) bool {
 // link to the iptables-wrapper that picks legacy or nft on first use.
 var iptablesCommands = []string{"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"}
 
+func isIptablesCommand(rel string) bool {
+	for _, c := range iptablesCommands {
+		if rel == "usr/sbin/"+c {
+			return true
+		}
+	}
+	return false
+}
+
 // writeComponentImages writes every image of imgs into one docker-archive at
 // out (what ctr import and kind's image-archive loading take), with the
 // manifest's RepoTags exactly as given. work holds the layer tars.
@@ -261,7 +270,7 @@ func writeComponentImages(imgs []ComponentImage, rootfs, work, out string) error
 		if im.Slim {
 			if slim == nil {
 				slim, err = writeLayer(filepath.Join(work, "slim-rootfs.tar"), func(l *layerWriter) error {
-					if err := l.tree(rootfs, slimSkip); err != nil {
+					if err := l.tree(rootfs, func(rel string) bool { return slimSkip(rel) || isIptablesCommand(rel) }); err != nil {
 						return err
 					}
 					wrapper, err := assets.ReadFile("files/iptables-wrapper")

@@ -128,6 +128,9 @@ func kindBaseSteps(sc *stepCtx, root string) error {
 		return err
 	}
 	init := filepath.Join(root, "sbin", "init")
+	if fi, err := os.Lstat(filepath.Join(root, "sbin")); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		init = filepath.Join(root, "usr", "sbin", "init") // merged /usr: never write through a link
+	}
 	_ = os.Remove(init)
 	if err := os.Symlink("/usr/lib/systemd/systemd", init); err != nil {
 		return err
