@@ -98,6 +98,33 @@ func TestKindClusterForReal(t *testing.T) {
 		t.Fatal("node not Ready within 3 minutes")
 	}
 	t.Logf("node Ready %.1f s after Up returned", time.Since(start).Seconds())
+	// every kube-system pod Ready (etcd, apiserver, controller-manager,
+	// scheduler, kube-proxy, CoreDNS x2), then a pod of our own gets an IP
+	// from the static CNI and runs
+	waitFor(ctx, t, "kube-system pods Ready", func() bool {
+		pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{})
+		if err != nil || len(pods.Items) < 7 {
+			return false
+		}
+		for _, p := range pods.Items {
+			if !podReady(&p) {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("kube-system pods Ready %.1f s after Up returned", time.Since(start).Seconds())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "it-pause"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "pause", Image: "registry.k8s.io/pause:3.10.2", ImagePullPolicy: corev1.PullNever}}}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	podStart := time.Now()
+	waitFor(ctx, t, "a pod Running with an IP", func() bool {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "it-pause", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != ""
+	})
+	t.Logf("pod Running %.1f s after create", time.Since(podStart).Seconds())
 	nodes, err := k.provider.ListNodes(k.name)
 	if err != nil || len(nodes) != 1 {
 		t.Fatalf("nodes %v %v", nodes, err)
@@ -140,4 +167,29 @@ func writeTinyImage(t *testing.T, path, ref string) {
 	if err := tarball.MultiRefWriteToFile(path, map[name.Reference]v1.Image{tag: img}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// waitFor polls cond once a second, three minutes at most.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for i := 0; i < 180; i++ {
+		if cond() {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: %v", what, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+	t.Fatalf("%s: not within 3 minutes", what)
 }
