@@ -78,7 +78,7 @@ func ValidName(s string) bool { return nameRE.MatchString(s) }
 // Options configure New. Store, Target, Discovery, Scraper and Policy are
 // required.
 type Options struct {
-	Store     *store.Store
+	Store     store.Backend
 	Target    ScaleTarget
 	Discovery Discovery
 	Scraper   Scraper

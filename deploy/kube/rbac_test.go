@@ -132,7 +132,12 @@ func TestRoleIsExactly(t *testing.T) {
 		verbs           []string
 	}{
 		{"apps", "deployments/scale", []string{"get", "update", "patch"}},
-		{"apps", "deployments", []string{"get"}},
+		{"apps", "deployments", []string{"get", "create"}},
+		{"", "services", []string{"get", "create"}},
+		{"", "podtemplates", []string{"get"}},
+		{"", "configmaps", []string{"get", "list", "watch", "create", "update"}},
+		{"coordination.k8s.io", "leases", []string{"get", "create", "update"}},
+		{"autoscaling", "horizontalpodautoscalers", []string{"list", "delete"}},
 		{"", "pods", []string{"get", "list", "patch"}},
 		{"discovery.k8s.io", "endpointslices", []string{"get", "list", "watch"}},
 		{"", "events", []string{"create", "patch"}},
