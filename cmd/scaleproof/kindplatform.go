@@ -5,9 +5,12 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
+	"github.com/scaleproof/scaleproof/deploy/image"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -34,12 +37,39 @@ func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
 // errNoKubeDeploy: the deploy step (the kubeconfig platform) is not wired in this build.
 var errNoKubeDeploy = errors.New("kind: the cluster came up, but this build cannot deploy the system onto it yet (the kubeconfig platform is missing)")
 
-// kindDeploy and kindImages are the deploy step of the kind platform: the
-// kubeconfig platform and the images it needs. nil until it is wired.
-var (
-	kindDeploy func(o *runOpts, prof scenarios.Profile, dir string, log *slog.Logger) kind.DeployFunc
-	kindImages func(o *runOpts, dir string) func(ctx context.Context) ([]string, error)
-)
+// kindDeploy is the deploy step of the kind platform (the kubeconfig
+// platform); nil until it is wired.
+var kindDeploy func(o *runOpts, prof scenarios.Profile, dir string, log *slog.Logger) kind.DeployFunc
+
+// refImage is the image of scaleproof-ref (the console, edge and worker)
+// the kind node gets: the binary beside scaleproof (or --ref-bin) on an
+// empty base, tagged by its content hash, written into the artifacts.
+type refImage struct {
+	bin, dir string
+	ref      string
+}
+
+func (r *refImage) archives(context.Context) ([]string, error) {
+	path, err := findRefBin(r.bin)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if r.ref, err = image.Tag("", b); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+	out := filepath.Join(r.dir, "scaleproof-ref.tar")
+	if err := image.Write(out, r.ref, b); err != nil {
+		return nil, err
+	}
+	return []string{out}, nil
+}
 
 func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, error) {
 	cfg := kind.Config{
@@ -51,9 +81,8 @@ func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log 
 	} else {
 		cfg.Deploy = func(context.Context, kind.Cluster) (platform.Platform, error) { return nil, errNoKubeDeploy }
 	}
-	if kindImages != nil {
-		cfg.Images = kindImages(o, dir)
-	}
+	refImage := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images")}
+	cfg.Images = refImage.archives
 	return kind.New(cfg)
 }
 
