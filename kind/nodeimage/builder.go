@@ -101,6 +101,15 @@ func (b *Builder) Ensure(ctx context.Context) (Result, error) {
 		b.o.Log.Info("node image present; not rebuilt", "tag", tag)
 		return Result{Tag: tag, How: "present"}, nil
 	}
+	unlock, err := lockWork(ctx, b.workDir()+".lock", b.o.Log.Info)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	if ImageExists(ctx, b.o.Podman, tag) { // built by the run we waited for
+		b.o.Log.Info("node image present; not rebuilt", "tag", tag)
+		return Result{Tag: tag, How: "present"}, nil
+	}
 	if p := b.ArchivePath(); exists(p) {
 		st := newSteps(filepath.Join(b.workDir(), "logs"), b.o.Log, b.o.Now)
 		err := st.run(ctx, "load-archive", nil, func(sc *stepCtx) error { return LoadArchive(sc, sc.Log, b.o.Podman, tag, p) })
@@ -109,7 +118,7 @@ func (b *Builder) Ensure(ctx context.Context) (Result, error) {
 		}
 		b.o.Log.Warn("node image archive unusable; building", "archive", p, "err", err)
 	}
-	return b.Build(ctx)
+	return b.build(ctx)
 }
 
 func (b *Builder) workDir() string { return filepath.Join(b.o.WorkDir, b.inputs.Hash()) }
@@ -125,6 +134,15 @@ func (b *Builder) rootfsDir() string {
 // already in the work dir are skipped; the tag is set only at the very end,
 // so a failed build leaves no image under the tag.
 func (b *Builder) Build(ctx context.Context) (Result, error) {
+	unlock, err := lockWork(ctx, b.workDir()+".lock", b.o.Log.Info)
+	if err != nil {
+		return Result{}, err
+	}
+	defer unlock()
+	return b.build(ctx)
+}
+
+func (b *Builder) build(ctx context.Context) (Result, error) {
 	start := b.o.Now()
 	v := b.inputs.Versions
 	work := b.workDir()

@@ -244,3 +244,38 @@ func TestSlimSkip(t *testing.T) {
 		}
 	}
 }
+
+func TestLockWorkWaitsForTheOther(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "w.lock")
+	ctx := context.Background()
+	unlock, err := lockWork(ctx, p, func(string, ...any) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := make(chan struct{}, 1)
+	got := make(chan error, 1)
+	go func() {
+		u, err := lockWork(ctx, p, func(string, ...any) { waiting <- struct{}{} })
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	<-waiting // the second one saw the lock held
+	select {
+	case err := <-got:
+		t.Fatalf("second lock taken while the first is held: %v", err)
+	default:
+	}
+	unlock()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	unlock, _ = lockWork(ctx, p, func(string, ...any) {})
+	defer unlock()
+	go func() { <-waiting; cancel() }()
+	if _, err := lockWork(cctx, p, func(string, ...any) { waiting <- struct{}{} }); err == nil {
+		t.Fatal("a cancelled wait took the lock")
+	}
+}
