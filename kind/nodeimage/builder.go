@@ -154,6 +154,9 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 		return res, err
 	}
 	b.o.Log.Info("building node image", "tag", res.Tag, "work", work)
+	if err := Preflight(b.o.Podman); err != nil {
+		return fail(err)
+	}
 
 	// 1. the node's base root filesystem (first: it needs the network, not the CPU)
 	rootfs := b.rootfsDir()
@@ -356,4 +359,22 @@ func IsStepError(err error) (*StepError, bool) {
 	var se *StepError
 	ok := errors.As(err, &se)
 	return se, ok
+}
+
+// Tools are the programs a build runs (besides go).
+var Tools = []string{"debootstrap", "gcc", "tar", "cp", "systemctl", "zstd"}
+
+// Preflight fails, before anything is built, when a tool is missing, and
+// says how to get it.
+func Preflight(podman string) error {
+	var missing []string
+	for _, t := range append([]string{podman, "go"}, Tools...) {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("node image: missing %s on PATH; run `make deps-kind` (Debian: apt-get install podman debootstrap gcc libseccomp-dev pkg-config zstd)", strings.Join(missing, ", "))
+	}
+	return nil
 }

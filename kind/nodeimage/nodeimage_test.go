@@ -279,3 +279,10 @@ func TestLockWorkWaitsForTheOther(t *testing.T) {
 		t.Fatal("a cancelled wait took the lock")
 	}
 }
+
+func TestPreflightNamesWhatIsMissing(t *testing.T) {
+	err := Preflight("no-such-podman-xyz")
+	if err == nil || !strings.Contains(err.Error(), "no-such-podman-xyz") || !strings.Contains(err.Error(), "make deps-kind") {
+		t.Fatalf("err %v", err)
+	}
+}
