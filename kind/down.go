@@ -22,8 +22,8 @@ func (k *Kind) Down(ctx context.Context) error {
 	engine := k.engine.Name
 	k.mu.Unlock()
 	if k.cfg.Keep {
-		fmt.Fprintf(k.cfg.Out, "kind: kept cluster %s (--keep): kubectl --kubeconfig %s; delete it with: KIND_EXPERIMENTAL_PROVIDER=%s kind delete cluster --name %s\n",
-			k.name, k.kubeconfig, engine, k.name)
+		fmt.Fprintf(k.cfg.Out, "kind: kept cluster %s (--keep): kubectl --kubeconfig %s; delete it with: scaleproof kind delete %s --kind-provider %s --kubeconfig %s\n",
+			k.name, k.kubeconfig, k.name, engine, k.kubeconfig)
 		return nil
 	}
 	var errs []error
@@ -38,4 +38,24 @@ func (k *Kind) Down(ctx context.Context) error {
 	}
 	errs = append(errs, k.step("delete cluster", func() error { return api.Delete(k.name, k.kubeconfig) }))
 	return errors.Join(errs...)
+}
+
+// DeleteCluster deletes the kind cluster name (one kept with --keep) on the
+// engine chosen as Up chooses it; kubeconfig ("" for none) loses its context.
+func DeleteCluster(ctx context.Context, provider, name, kubeconfig string) error {
+	e, err := ChooseEngine(ctx, provider, realProber{})
+	if err != nil {
+		return err
+	}
+	p := providerFor(e, nil)
+	names, err := p.List()
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n == name {
+			return p.Delete(name, kubeconfig)
+		}
+	}
+	return fmt.Errorf("no kind cluster %q on %s (have: %v)", name, e.Name, names)
 }

@@ -80,6 +80,9 @@ func providerFor(e Engine, log *slog.Logger) *kindcluster.Provider {
 	if e.Name == "docker" {
 		opt = kindcluster.ProviderWithDocker()
 	}
+	if log == nil {
+		return kindcluster.NewProvider(opt)
+	}
 	return kindcluster.NewProvider(opt, kindcluster.ProviderWithLogger(kindLogger{log: log}))
 }
 

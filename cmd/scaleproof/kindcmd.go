@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/hostsetup"
 	"github.com/scaleproof/scaleproof/kind/nodeimage"
 )
@@ -19,7 +20,7 @@ func newKindCmd() *cobra.Command {
 		Use:   "kind",
 		Short: "kind helpers: build or cache the node image the kind platform runs",
 	}
-	c.AddCommand(newNodeImageCmd(), newHostSetupCmd())
+	c.AddCommand(newNodeImageCmd(), newHostSetupCmd(), newKindDeleteCmd())
 	return c
 }
 
@@ -135,5 +136,24 @@ containers.conf.before-scaleproof.`,
 		},
 	}
 	c.Flags().BoolVar(&skipApt, "skip-apt", false, "do not install packages")
+	return c
+}
+
+func newKindDeleteCmd() *cobra.Command {
+	var provider, kubeconfig string
+	c := &cobra.Command{
+		Use:     "delete NAME",
+		Short:   "Delete a kind cluster a run left with --keep",
+		Example: "  scaleproof kind delete scaleproof-20261201-093000-a1b2c3 --kubeconfig _artifacts/20261201-093000-a1b2c3/kubeconfig",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := kind.DeleteCluster(cmd.Context(), provider, args[0], kubeconfig); err != nil {
+				return withCode(exitInfra, err)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&provider, "kind-provider", "auto", "container engine: auto, docker or podman")
+	c.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig whose context for the cluster is removed")
 	return c
 }
