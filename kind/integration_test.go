@@ -3,8 +3,12 @@ package kind
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/exec"
@@ -37,11 +42,11 @@ func TestKindClusterForReal(t *testing.T) {
 		art = filepath.Join(d, "kind-integration")
 	}
 	archive := filepath.Join(t.TempDir(), "it.tar")
-	writeTinyImage(t, archive, "scaleproof.local/kind-it:1")
+	writeTinyImage(t, archive, "scaleproof.local/kind-it:1", buildHello(t))
 	var out bytes.Buffer
 	k, err := New(Config{
 		RunID: "it-" + time.Now().UTC().Format("150405"), Provider: os.Getenv("SCALEPROOF_KIND_PROVIDER"),
-		NodeImage: os.Getenv("SCALEPROOF_KIND_NODE_IMAGE"), Artifacts: art, NodePorts: []int{30080},
+		NodeImage: os.Getenv("SCALEPROOF_KIND_NODE_IMAGE"), Artifacts: art, NodePorts: []int{30080, 30081},
 		Images: func(context.Context) ([]string, error) { return []string{archive}, nil },
 		Log:    slog.New(slog.NewTextHandler(&testWriter{t}, nil)), Out: &out,
 	})
@@ -125,6 +130,36 @@ func TestKindClusterForReal(t *testing.T) {
 		return err == nil && p.Status.Phase == corev1.PodRunning && p.Status.PodIP != ""
 	})
 	t.Logf("pod Running %.1f s after create", time.Since(podStart).Seconds())
+
+	// the loaded image serves through a NodePort mapped to 127.0.0.1
+	labels := map[string]string{"app": "it-hello"}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "it-hello", Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "hello", Image: "scaleproof.local/kind-it:1", ImagePullPolicy: corev1.PullNever,
+			Ports: []corev1.ContainerPort{{ContainerPort: 8080}}}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services("default").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "it-hello"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Selector: labels,
+			Ports: []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), NodePort: 30080}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/", k.hostPorts[30080])
+	hc := &http.Client{Timeout: 2 * time.Second}
+	var body string
+	waitFor(ctx, t, "hello through the NodePort at "+url, func() bool {
+		resp, err := hc.Get(url)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == 200
+	})
+	if !strings.Contains(body, "hello from it-hello") {
+		t.Fatalf("body %q", body)
+	}
+	t.Logf("NodePort answered on %s %.1f s after the pod was created", url, time.Since(podStart).Seconds())
 	nodes, err := k.provider.ListNodes(k.name)
 	if err != nil || len(nodes) != 1 {
 		t.Fatalf("nodes %v %v", nodes, err)
@@ -142,14 +177,32 @@ func (w *testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func writeTinyImage(t *testing.T, path, ref string) {
+// buildHello builds a static HTTP server on :8080 that says its host name.
+func buildHello(t *testing.T) string {
 	t.Helper()
-	lp := filepath.Join(t.TempDir(), "l.tar")
-	self, err := os.Executable()
-	if err != nil {
+	dir := t.TempDir()
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n\t\"os\"\n)\n\nfunc main() {\n\th, _ := os.Hostname()\n" +
+		"\thttp.HandleFunc(\"/\", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, \"hello from\", h) })\n" +
+		"\tpanic(http.ListenAndServe(\":8080\", nil))\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSingleFileTar(lp, "probe", self); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.26.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := osexec.Command("go", "build", "-trimpath", "-o", "hello", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build hello: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "hello")
+}
+
+func writeTinyImage(t *testing.T, path, ref, bin string) {
+	t.Helper()
+	lp := filepath.Join(t.TempDir(), "l.tar")
+	if err := writeSingleFileTar(lp, "hello", bin); err != nil {
 		t.Fatal(err)
 	}
 	l, err := tarball.LayerFromFile(lp)
@@ -158,6 +211,17 @@ func writeTinyImage(t *testing.T, path, ref string) {
 	}
 	img, err := mutate.AppendLayers(empty.Image, l)
 	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture = "linux", "amd64"
+	cf.Config.Entrypoint = []string{"/hello"}
+	cf.Config.User = "65532:65532"
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		t.Fatal(err)
 	}
 	tag, err := name.NewTag(ref)
