@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,7 +132,9 @@ func (k *Kind) nodeImage(ctx context.Context) (string, error) {
 	if k.cfg.EnsureNodeImage != nil {
 		return k.cfg.EnsureNodeImage(ctx, k.engine.Name)
 	}
-	return EnsureNodeImage(ctx, k.engine.Name, nodeimage.Options{Log: k.cfg.Log})
+	// the build's steps go to the progress output too: a cold build takes minutes
+	both := slog.New(fanout{k.cfg.Log.Handler(), slog.NewTextHandler(k.cfg.Out, nil)})
+	return EnsureNodeImage(ctx, k.engine.Name, nodeimage.Options{Log: both})
 }
 
 // EnsureNodeImage builds (or loads) our node image with o and, for Docker,
