@@ -11,15 +11,17 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/scaleproof/scaleproof/deploy/image"
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
 )
 
 // kindNodePorts are the NodePorts the kind config maps to 127.0.0.1: the
-// edge (30080) and the console (30081).
-var kindNodePorts = []int{30080, 30081}
+// edge's and the console's.
+var kindNodePorts = []int{deploykube.EdgeNodePort, deploykube.ConsoleNodePort}
 
 // kindOpts are run's kind platform flags.
 type kindOpts struct {
@@ -34,12 +36,24 @@ func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
 	f.StringVar(&o.provider, "kind-provider", "auto", "kind: container engine: auto (Docker only when a privileged container starts there, else podman), docker or podman")
 }
 
-// errNoKubeDeploy: the deploy step (the kubeconfig platform) is not wired in this build.
-var errNoKubeDeploy = errors.New("kind: the cluster came up, but this build cannot deploy the system onto it yet (the kubeconfig platform is missing)")
-
-// kindDeploy is the deploy step of the kind platform (the kubeconfig
-// platform); nil until it is wired.
-var kindDeploy func(o *runOpts, prof scenarios.Profile, dir string, log *slog.Logger) kind.DeployFunc
+// kindDeploy is the deploy step of the kind platform: the kubeconfig
+// platform on the cluster's kubeconfig, the NodePorts reached on 127.0.0.1
+// at the host ports kind mapped, the image Images loaded.
+func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage, log *slog.Logger) kind.DeployFunc {
+	return func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
+		if ref.ref == "" {
+			return nil, errors.New("kind: deploy before the scaleproof-ref image was loaded")
+		}
+		name := o.name
+		if name == "" {
+			name = "kind"
+		}
+		return kubeconfig.New(kubeconfig.Config{Name: name, Kubeconfig: c.Kubeconfig,
+			Namespace: runNamespace(runID), Profile: prof.Name, Image: ref.ref, Group: o.group,
+			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
+			Log: log})
+	}
+}
 
 // refImage is the image of scaleproof-ref (the console, edge and worker)
 // the kind node gets: the binary beside scaleproof (or --ref-bin) on an
@@ -76,13 +90,9 @@ func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log 
 		RunID: runID, Provider: o.kind.provider, NodeImage: o.kind.nodeImage, Keep: o.kind.keep,
 		Artifacts: dir, NodePorts: kindNodePorts, Log: log, Out: out,
 	}
-	if kindDeploy != nil {
-		cfg.Deploy = kindDeploy(o, prof, dir, log)
-	} else {
-		cfg.Deploy = func(context.Context, kind.Cluster) (platform.Platform, error) { return nil, errNoKubeDeploy }
-	}
-	refImage := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images")}
-	cfg.Images = refImage.archives
+	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images")}
+	cfg.Images = ref.archives
+	cfg.Deploy = kindDeploy(o, prof, runID, ref, log)
 	return kind.New(cfg)
 }
 
