@@ -286,3 +286,50 @@ func TestPreflightNamesWhatIsMissing(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// fakePodman writes a podman stand-in: `image exists` answers from a state
+// file, `load` reads the archive from stdin and makes the image exist,
+// `save` writes a few bytes.
+func fakePodman(t *testing.T) (podman, state string) {
+	t.Helper()
+	dir := t.TempDir()
+	state = filepath.Join(dir, "exists")
+	podman = filepath.Join(dir, "podman")
+	script := "#!/bin/sh\ncase \"$1 $2\" in\n" +
+		"\"image exists\") test -f " + state + " ;;\n" +
+		"\"load \"*) cat >/dev/null && touch " + state + " ;;\n" +
+		"\"save \"*) echo archive-bytes ;;\n" +
+		"*) echo \"unexpected podman $*\" >&2; exit 9 ;;\nesac\n"
+	if err := os.WriteFile(podman, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return podman, state
+}
+
+func TestEnsurePresentThenLoadedFromArchive(t *testing.T) {
+	if _, err := os.Stat("/usr/bin/zstd"); err != nil {
+		t.Skip("zstd not installed")
+	}
+	ctx := context.Background()
+	podman, state := fakePodman(t)
+	cache := t.TempDir()
+	b, err := New(ctx, Options{Podman: podman, CacheDir: cache, WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// an archive in the cache folder, as a CI cache restores it
+	if err := SaveArchive(ctx, io.Discard, podman, b.Tag(), b.ArchivePath()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.Ensure(ctx)
+	if err != nil || res.How != "loaded" || res.Archive != b.ArchivePath() || res.Tag != b.Tag() {
+		t.Fatalf("first Ensure: %+v %v", res, err)
+	}
+	if _, err := os.Stat(state); err != nil {
+		t.Fatal("podman load did not run")
+	}
+	res, err = b.Ensure(ctx)
+	if err != nil || res.How != "present" || len(res.Steps) != 0 {
+		t.Fatalf("second Ensure rebuilt or reloaded: %+v %v", res, err)
+	}
+}
