@@ -112,7 +112,7 @@ func New(cfg Config) (*Kind, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.Prober == nil {
-		cfg.Prober = realProber{log: cfg.Log}
+		cfg.Prober = realProber{}
 	}
 	k := &Kind{cfg: cfg, name: ClusterName(cfg.RunID)}
 	k.kubeconfig = kubeconfigPath(cfg.Artifacts)

@@ -87,7 +87,7 @@ func providerFor(e Engine, log *slog.Logger) *kindcluster.Provider {
 }
 
 // realProber probes the engines on this machine.
-type realProber struct{ log *slog.Logger }
+type realProber struct{}
 
 // probeImage is the image the Docker probe runs: this very executable
 // (static; no image can be pulled) as /probe in one layer.
