@@ -1,4 +1,4 @@
-# scaleproof — the two commands a newcomer needs:
+# scaleproof — the commands a newcomer needs:
 #   make run    builds, runs the five scenarios on local processes (quick profile), prints the table
 #   make test   the test suite (vet + go test -race); .ci/run calls exactly this
 GO      ?= go
@@ -15,7 +15,7 @@ TEST_TIMEOUT ?= 30m
 all: build
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 build: ## build bin/scaleproof and bin/scaleproof-ref (static, CGO_ENABLED=0)
 	CGO_ENABLED=0 $(GO) build $(GOFLAGS_BUILD) -o $(BIN)/scaleproof ./cmd/scaleproof
@@ -54,3 +54,15 @@ deps-chromium: ## install Debian's chromium for the HTML report's browser test (
 .PHONY: deps-prometheus
 deps-prometheus: ## install Debian's prometheus + promtool (hpa policy, spike scenario, alert rules; needs root; no-op when present)
 	command -v prometheus || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus)
+
+.PHONY: deps-kind kind-node-image
+deps-kind: build ## host setup for kind's podman provider: apt packages, /etc/containers/containers.conf, /lib/modules (needs root; idempotent)
+	$(BIN)/scaleproof kind host-setup
+
+KIND_CACHE_DIR ?=
+kind-node-image: build ## build the kind node image offline, or load it from $(KIND_CACHE_DIR); nothing when podman has it
+	$(BIN)/scaleproof kind node-image $(if $(KIND_CACHE_DIR),--cache-dir $(KIND_CACHE_DIR))
+
+.PHONY: e2e
+e2e: deps-kind kind-node-image ## kind cluster up, images in, system deployed, the five scenarios, the table, cluster down (root; podman or a Docker that runs privileged containers)
+	$(BIN)/scaleproof run --platform kind --profile $(PROFILE)

@@ -64,7 +64,7 @@ Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 inte
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newRunCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), newKindCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -39,7 +40,8 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
-	policyOpts   // --policy, --prometheus (policy.go)
+	policyOpts            // --policy, --prometheus (policy.go)
+	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
 }
 
@@ -79,6 +81,7 @@ keeps what it measured, marked incomplete), table.md, and process logs.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
+  scaleproof run --platform kind --keep
   scaleproof run --platform kubeconfig --kubeconfig kind.kubeconfig --image scaleproof.local/scaleproof-ref:sha-0123456789ab \
       --node-host 127.0.0.1 --console-port 30081 --edge-port 30080
   scaleproof run --platform external --name GKE --console-url https://console.example \
@@ -87,7 +90,7 @@ keeps what it measured, marked incomplete), table.md, and process logs.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kubeconfig (deployed onto the cluster a kubeconfig reaches) or external (already running; see --console-url)")
+	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches) or external (already running; see --console-url)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick or published")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
@@ -108,6 +111,7 @@ keeps what it measured, marked incomplete), table.md, and process logs.`,
 	f.IntVar(&o.kube.consolePort, "console-port", 0, "kubeconfig: with --node-host, the host port mapped to the console's NodePort 30081")
 	f.IntVar(&o.kube.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
 	addPolicyFlags(f, &o.policyOpts)
+	addKindFlags(f, &o.kind)
 	return c
 }
 
@@ -190,16 +194,19 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 			Log:        log.With("part", "platform"),
 			Prometheus: o.localPrometheus(prof), InflightMaxAge: scenarios.HPAFor(prof).InflightMaxAge,
 		})
+	case "kind":
+		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = kp
 	case "kubeconfig":
 		if o.kube.image == "" {
 			return withCode(exitUsage, errors.New("--platform kubeconfig needs --image: the exact scaleproof-ref image already loaded on the nodes (the kind platform builds and loads it for you)"))
 		}
 		ns := o.kube.namespace
 		if ns == "" {
-			ns = "scaleproof-" + strings.ToLower(strings.ReplaceAll(runID, "-", ""))
-			if len(ns) > 63 {
-				ns = ns[:63]
-			}
+			ns = runNamespace(runID)
 		}
 		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
@@ -216,7 +223,7 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		}
 		pf = x
 	default:
-		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kubeconfig, external)", o.platform))
+		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external)", o.platform))
 	}
 	name := o.name
 	if name == "" {
@@ -300,6 +307,9 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		say("teardown: %v", err)
 	}
 	dcancel()
+	if kp, ok := pf.(*kind.Kind); ok {
+		steps.steps = append(steps.steps, kindSteps(kp)...)
+	}
 
 	row := reports.SummaryRow(name, verdicts)
 	select {
@@ -354,4 +364,14 @@ func runRun(cmd *cobra.Command, o *runOpts) error {
 		return withCode(code, errors.New(reason))
 	}
 	return nil
+}
+
+// runNamespace is the namespace a run deploys into: scaleproof-<run id
+// without dashes>, at most 63 characters.
+func runNamespace(runID string) string {
+	ns := "scaleproof-" + strings.ToLower(strings.ReplaceAll(runID, "-", ""))
+	if len(ns) > 63 {
+		ns = ns[:63]
+	}
+	return ns
 }
