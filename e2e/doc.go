@@ -9,7 +9,13 @@
 // drops neither /readyz nor a call nor any state.
 //
 // The specs build only with -tags e2e (so `make test` never runs them) and
-// need, in the environment:
+// need, in the environment, either
+//
+//	SCALEPROOF_E2E_KIND=1      make a kind cluster of their own (kind/, podman or Docker; the node image
+//	                           built once and cached), load the image built from this checkout, delete it after
+//	SCALEPROOF_E2E_KIND_PROVIDER  auto (default), docker or podman
+//
+// or an existing cluster:
 //
 //	SCALEPROOF_E2E_KUBECONFIG  the cluster's kubeconfig
 //	SCALEPROOF_E2E_IMAGE       the exact scaleproof-ref image already on its nodes
