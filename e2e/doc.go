@@ -1,6 +1,6 @@
 // Package e2e holds the Kubernetes end-to-end specs (ginkgo v2 + gomega):
 // the reference system deployed with the kubeconfig platform onto a real
-// cluster (kind's, from `make e2e`), then seed 002's five scenarios with
+// cluster (kind's, from `make e2e`), then the five-scenario load test of Ramen 0.7.5's autoscaling notes with
 // their facts as assertions and the cluster-side promises: the viewer key
 // refused, the console's ServiceAccount denied what it does not need
 // (SubjectAccessReview), a worker pod deleted under load replaced with the

@@ -13,7 +13,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios"
 )
 
-var _ = Describe("seed 002's load test", Ordered, func() {
+var _ = Describe("the five-scenario load test", Ordered, func() {
 	var w *reports.Writer
 	BeforeAll(func() {
 		var err error
