@@ -1,4 +1,4 @@
-# scaleproof — the two commands a newcomer needs:
+# scaleproof — the commands a newcomer needs:
 #   make run    builds, runs the five scenarios on local processes (quick profile), prints the table
 #   make test   the test suite (vet + go test -race); .ci/run calls exactly this
 GO      ?= go
@@ -44,10 +44,6 @@ test: vet ## the whole suite with the race detector (includes the quick end-to-e
 test-short: ## the suite without the end-to-end run
 	$(GO) test -race -count=1 -short ./...
 
-.PHONY: e2e
-e2e: ## the scenarios on a kind cluster: not there yet (needs kind, podman or docker that may run privileged containers, the kind platform)
-	@echo "make e2e: not available yet: the kind platform (--platform kind) is not in this tree; it needs kind and a container runtime that may run privileged containers. Use 'make run' (local processes) meanwhile." >&2; exit 2
-
 bench: ## benchmarks (figures, not assertions)
 	$(GO) test -run '^$$' -bench . -benchmem ./autoscaler/... ./scenarios/load/
 
@@ -72,3 +68,15 @@ deps-prometheus: ## install Debian's prometheus + promtool (hpa policy, spike sc
 	  if [ -d /run/systemd/system ]; then systemctl disable --now prometheus.service && \
 	    echo "deps-prometheus: stopped and disabled prometheus.service (Debian starts it system-wide; scaleproof runs its own)"; \
 	  else echo "deps-prometheus: no systemd running: Debian's prometheus.service was not started"; fi; fi
+
+.PHONY: deps-kind kind-node-image
+deps-kind: build ## host setup for kind's podman provider: apt packages, /etc/containers/containers.conf, /lib/modules (needs root; idempotent)
+	$(BIN)/scaleproof kind host-setup
+
+KIND_CACHE_DIR ?=
+kind-node-image: build ## build the kind node image offline, or load it from $(KIND_CACHE_DIR); nothing when podman has it
+	$(BIN)/scaleproof kind node-image $(if $(KIND_CACHE_DIR),--cache-dir $(KIND_CACHE_DIR))
+
+.PHONY: e2e
+e2e: deps-kind kind-node-image ## kind cluster up, images in, system deployed, the five scenarios, the table, cluster down (root; podman or a Docker that runs privileged containers)
+	$(BIN)/scaleproof run --platform kind --profile $(PROFILE)

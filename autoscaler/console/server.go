@@ -39,7 +39,7 @@ const liveTimeout = 2 * time.Second
 // Options configure New. Controller, Store and Keys are required.
 type Options struct {
 	Controller *controller.Controller
-	Store      *store.Store
+	Store      store.Backend
 	Keys       *Keys
 	Health     *serve.Health // /readyz turns 503 while draining; a new one when nil
 	Logger     *slog.Logger  // slog.Default() when nil
@@ -51,7 +51,7 @@ type Options struct {
 // Server is the console's HTTP handler.
 type Server struct {
 	c      *controller.Controller
-	st     *store.Store
+	st     store.Backend
 	keys   *Keys
 	health *serve.Health
 	log    *slog.Logger
@@ -516,6 +516,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status, msg = http.StatusBadGateway, "scale target unavailable: "+err.Error()
 	case errors.Is(err, controller.ErrDiscovery):
 		status, msg = http.StatusBadGateway, "discovery unavailable: "+err.Error()
+	case errors.Is(err, store.ErrConflict):
+		status, msg = http.StatusConflict, "the zone was changed by another console at the same time; read it again and retry: "+err.Error()
 	case errors.Is(err, controller.ErrStore), errors.Is(err, store.ErrClosed):
 		status, msg = http.StatusServiceUnavailable, "state store unavailable: "+err.Error()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):

@@ -79,7 +79,7 @@ func ValidName(s string) bool { return nameRE.MatchString(s) }
 // Options configure New. Store, Target, Discovery, Scraper and Policy are
 // required.
 type Options struct {
-	Store     *store.Store
+	Store     store.Backend
 	Target    ScaleTarget
 	Discovery Discovery
 	Scraper   Scraper

@@ -80,7 +80,7 @@ type hpaZone struct {
 }
 
 // loadHPA reads every stored policy.
-func loadHPA(st *store.Store) (*hpaZones, error) {
+func loadHPA(st store.Backend) (*hpaZones, error) {
 	h := &hpaZones{zones: map[string]*hpaZone{}}
 	ps, err := st.Policies()
 	if err != nil {

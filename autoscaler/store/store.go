@@ -22,6 +22,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrClosed: the store is closed (or was never opened).
 	ErrClosed = errors.New("store closed")
+	// ErrConflict: another process changed a zone this write was based on
+	// (only a Backend shared by several processes returns it).
+	ErrConflict = errors.New("zone changed by another writer")
 )
 
 // Defaults of the auto-rebalance scheduler (Ramen 0.7.5 "Who runs it": off by

@@ -42,6 +42,15 @@ type consoleFlags struct {
 	scrapeTimeout, drain       time.Duration
 	fault                      string
 	faults                     faults.Set
+
+	// Kubernetes (--scale-target kube).
+	scaleTarget    string
+	kube           kubeFlags
+	stateConfigMap string
+	lease          string
+	identity       string
+	workerTemplate string
+	hpaSweep       time.Duration
 }
 
 func newConsoleCmd() *cobra.Command {
@@ -69,6 +78,15 @@ State (zones, audit log, scheduler config) lives in one bbolt file (--state) and
 survives a restart; cooldowns run from the persisted last change. The
 auto-rebalance scheduler is off by default, every 60 s when on.
 
+On Kubernetes (--scale-target kube, in a pod with the console's ServiceAccount):
+the zone's worker Deployment is scaled through its scale subresource (created from
+the worker PodTemplate on a zone's first scale), workers are found from
+EndpointSlices, scale-in marks the pod the policy chose with pod-deletion-cost,
+the state lives in one ConfigMap (--state-configmap) that every console pod reads
+and writes, and only the pod holding the Lease (--lease) runs the scheduler and
+deletes any HorizontalPodAutoscaler left on a worker Deployment (audited as
+` + AuditHPARemoved + `): the console owns the count.
+
 Environment (used when the matching flag is not given; seconds may be fractional):
   ` + envUpCooldown + `  --up-cooldown in seconds
   ` + envDownCooldown + `     --down-cooldown in seconds
@@ -90,7 +108,15 @@ Environment (used when the matching flag is not given; seconds may be fractional
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
 	f.StringVar(&o.keys, "keys", "", `API keys file (required): {"keys":[{"name","key","role":"super_admin|group_admin|viewer|mcp_user","groups":[...]}]}. Only a super admin or a group admin of the group sees and sets the max`)
 	f.StringVar(&o.state, "state", "", "state file (bbolt; required): zones with count, max, last change and last decision, the audit log, the scheduler config")
-	f.StringVar(&o.fleet, "fleet", "", "base URL of the local platform's fleet server (required for now): the scale subresource and the endpoints of every group × zone")
+	f.StringVar(&o.fleet, "fleet", "", "base URL of the local platform's fleet server (required with --scale-target fleet): the scale subresource and the endpoints of every group × zone")
+	f.StringVar(&o.scaleTarget, "scale-target", "fleet", "fleet (the local platform's fleet server, state in --state) or kube (the worker Deployments of --namespace, state in a ConfigMap)")
+	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kube: kubeconfig file (default: the pod's in-cluster ServiceAccount)")
+	f.StringVar(&o.kube.namespace, "namespace", "", "kube: the namespace of the workers, the state and the Lease (default $POD_NAMESPACE)")
+	f.StringVar(&o.stateConfigMap, "state-configmap", "scaleproof-state", "kube: the ConfigMap that holds the state every console pod shares")
+	f.StringVar(&o.lease, "lease", "scaleproof-console", "kube: the Lease whose holder runs the scheduler")
+	f.StringVar(&o.identity, "identity", "", "kube: this pod's name in the Lease (default $POD_NAME, else the hostname)")
+	f.StringVar(&o.workerTemplate, "worker-template", "scaleproof-worker", "kube: the PodTemplate a new zone's worker Deployment is made from")
+	f.DurationVar(&o.hpaSweep, "hpa-sweep", 10*time.Second, "kube: how often the scheduler's pod deletes HorizontalPodAutoscalers left on worker Deployments")
 	f.StringVar(&o.prometheus, "prometheus", "", "base URL of the Prometheus server that answers the queries of hpa zones; without it hpa zones read a failed metric and hold")
 	f.DurationVar(&o.upCooldown, "up-cooldown", def.UpCooldown,
 		`no step up within this of the last change of the count (`+envUpCooldown+`)`)
@@ -137,7 +163,30 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 		o.targetRPS = f
 	}
 	var errs []error
-	for _, req := range []struct{ flag, v string }{{"keys", o.keys}, {"state", o.state}, {"fleet", o.fleet}} {
+	reqs := []struct{ flag, v string }{{"keys", o.keys}}
+	switch o.scaleTarget {
+	case "fleet":
+		reqs = append(reqs, struct{ flag, v string }{"state", o.state}, struct{ flag, v string }{"fleet", o.fleet})
+	case "kube":
+		if err := o.kube.resolve(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.identity == "" {
+			o.identity = os.Getenv("POD_NAME")
+		}
+		if o.identity == "" {
+			o.identity, _ = os.Hostname()
+		}
+		if o.hpaSweep <= 0 {
+			errs = append(errs, fmt.Errorf("--hpa-sweep %s: want > 0", o.hpaSweep))
+		}
+		if o.state != "" || o.fleet != "" {
+			errs = append(errs, errors.New("--state and --fleet are for --scale-target fleet; on Kubernetes the state is --state-configmap"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--scale-target %q: want fleet or kube", o.scaleTarget))
+	}
+	for _, req := range reqs {
 		if req.v == "" {
 			errs = append(errs, fmt.Errorf("--%s is required", req.flag))
 		}
@@ -185,17 +234,32 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(o.state, store.Options{})
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := st.Close(); err != nil {
-			log.Error("close state", "err", err)
+	var (
+		st     store.Backend
+		target controller.ScaleTarget
+		disc   controller.Discovery
+		kt     *kubeConsole
+	)
+	if o.scaleTarget == "kube" {
+		kt, err = openKubeConsole(ctx, o, log)
+		if err != nil {
+			return err
 		}
-	}()
+		st, target, disc = kt.store, kt.target, kt.target
+	} else {
+		bs, err := store.Open(o.state, store.Options{})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := bs.Close(); err != nil {
+				log.Error("close state", "err", err)
+			}
+		}()
+		fl := controller.NewFleet(fleet.New(o.fleet, fleetTimeout))
+		st, target, disc = bs, fl, fl
+	}
 	cfg := o.stepConfig()
-	fl := controller.NewFleet(fleet.New(o.fleet, fleetTimeout))
 	var metrics controller.MetricSource
 	if o.prometheus != "" {
 		ps, err := controller.NewPrometheusSource(o.prometheus)
@@ -206,7 +270,7 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 		metrics = ps
 	}
 	ctrl, err := controller.New(controller.Options{
-		Store: st, Target: fl, Discovery: fl, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
+		Store: st, Target: target, Discovery: disc, Scraper: controller.NewHTTPScraper(o.scrapeTimeout),
 		Policy: controller.FaultyPolicy(controller.StepPolicyWithFaults(cfg, o.faults), o.faults), StartupGrace: cfg.StartupGrace, Logger: log,
 		Metrics: metrics, Faults: o.faults,
 	})
@@ -226,10 +290,22 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 	schedCtx, stopScheduler := context.WithCancel(ctx)
 	defer stopScheduler()
 	schedDone := make(chan error, 1)
-	go func() { schedDone <- ctrl.RunScheduler(schedCtx) }()
+	if kt != nil {
+		go kt.store.Run(schedCtx, 30*time.Second, func() {
+			if err := ctrl.Resync(); err != nil {
+				log.Error("resync after another console's change", "err", err)
+			}
+		})
+		ls := &leaderScheduler{client: kt.client, ns: o.kube.namespace, lease: o.lease, identity: o.identity,
+			ctrl: ctrl, target: kt.target, st: st, sweep: o.hpaSweep, log: log}
+		go func() { schedDone <- ls.run(schedCtx) }()
+	} else {
+		go func() { schedDone <- ctrl.RunScheduler(schedCtx) }()
+	}
 
 	ar := ctrl.AutoRebalance()
-	log.Info("console starting", "listen", ln.Addr().String(), "state", o.state, "fleet", o.fleet, "prometheus", o.prometheus,
+	log.Info("console starting", "listen", ln.Addr().String(), "scale_target", o.scaleTarget, "state", o.state, "fleet", o.fleet,
+		"namespace", o.kube.namespace, "state_configmap", o.stateConfigMap, "lease", o.lease, "identity", o.identity, "prometheus", o.prometheus,
 		"keys", keys.Len(), "zones", len(ctrl.Zones()),
 		"up_cooldown", cfg.UpCooldown.String(), "down_cooldown", cfg.DownCooldown.String(),
 		"target_rps", cfg.TargetRPS, "startup_grace", cfg.StartupGrace.String(),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/autoscaler/controller/kube"
 	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/edge"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
@@ -22,7 +23,8 @@ import (
 const edgeFleetTimeout = 2 * time.Second
 
 type edgeFlags struct {
-	listen, fleet                    string
+	listen, fleet, discovery         string
+	kube                             kubeFlags
 	interval, upstreamTimeout, drain time.Duration
 	inflightMaxAge                   time.Duration
 	fault                            string
@@ -68,7 +70,10 @@ summary is in Grafana's post on autoscaling Loki queries with KEDA).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
-	f.StringVar(&o.fleet, "fleet", "", "base URL of the fleet server (required): GET /v1/endpoints lists every zone's workers")
+	f.StringVar(&o.fleet, "fleet", "", "base URL of the fleet server (required with --discovery fleet): GET /v1/endpoints lists every zone's workers")
+	f.StringVar(&o.discovery, "discovery", "fleet", "where the workers are listed: fleet (--fleet) or kube (the worker EndpointSlices of --namespace)")
+	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kube: kubeconfig file (default: the pod's in-cluster ServiceAccount)")
+	f.StringVar(&o.kube.namespace, "namespace", "", "kube: the workers' namespace (default $POD_NAMESPACE)")
 	f.DurationVar(&o.interval, "discovery-interval", edge.DefaultInterval, "how often the worker list is refreshed (0 means the default)")
 	f.DurationVar(&o.upstreamTimeout, "upstream-timeout", edge.DefaultUpstreamTimeout, "bound on one forwarded call, response included; beyond it 504")
 	f.DurationVar(&o.drain, "drain", 10*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
@@ -80,10 +85,24 @@ summary is in Grafana's post on autoscaling Loki queries with KEDA).`,
 // resolve checks every value.
 func (o *edgeFlags) resolve() error {
 	var errs []error
-	if o.fleet == "" {
-		errs = append(errs, errors.New("--fleet is required"))
-	} else if u, err := url.Parse(o.fleet); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("--fleet %q: want http://HOST:PORT", o.fleet))
+	switch o.discovery {
+	case "kube":
+		if err := o.kube.resolve(); err != nil {
+			errs = append(errs, err)
+		}
+		if o.fleet != "" {
+			errs = append(errs, errors.New("--fleet is for --discovery fleet"))
+		}
+	case "fleet":
+	default:
+		errs = append(errs, fmt.Errorf("--discovery %q: want fleet or kube", o.discovery))
+	}
+	if o.discovery == "fleet" {
+		if o.fleet == "" {
+			errs = append(errs, errors.New("--fleet is required"))
+		} else if u, err := url.Parse(o.fleet); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("--fleet %q: want http://HOST:PORT", o.fleet))
+		}
 	}
 	if o.interval < 0 {
 		errs = append(errs, fmt.Errorf("--discovery-interval %s: want >= 0", o.interval))
@@ -110,8 +129,16 @@ func (o *edgeFlags) resolve() error {
 
 func runEdge(ctx context.Context, o edgeFlags) error {
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("server", "edge")
+	var disc edge.Discovery = edge.FleetDiscovery{Client: fleet.New(o.fleet, edgeFleetTimeout)}
+	if o.discovery == "kube" {
+		cs, err := o.kube.client()
+		if err != nil {
+			return err
+		}
+		disc = kubeEdgeDiscovery{kube.New(cs, o.kube.namespace, kube.WithLogger(log.With("part", "kube")))}
+	}
 	e, err := edge.New(edge.Config{
-		Discovery:       edge.FleetDiscovery{Client: fleet.New(o.fleet, edgeFleetTimeout)},
+		Discovery:       disc,
 		Interval:        o.interval,
 		UpstreamTimeout: o.upstreamTimeout,
 		Logger:          log,
@@ -133,8 +160,8 @@ func runEdge(ctx context.Context, o edgeFlags) error {
 		e.Run(discCtx) // keeps refreshing while draining: in-flight calls need no list, new ones still route
 	}()
 
-	log.Info("edge starting", "listen", ln.Addr().String(), "fleet", o.fleet,
-		"faults", o.faults.String(), "discovery_interval", o.interval.String(), "upstream_timeout", o.upstreamTimeout.String(), "drain", o.drain.String())
+	log.Info("edge starting", "listen", ln.Addr().String(), "discovery", o.discovery, "fleet", o.fleet, "namespace", o.kube.namespace, "faults", o.faults.String(),
+		"discovery_interval", o.interval.String(), "upstream_timeout", o.upstreamTimeout.String(), "drain", o.drain.String())
 	err = serve.Run(ctx, ln, e.Handler(), e.Health(), serve.Options{
 		Addr: o.listen, Drain: o.drain, Logger: log,
 		WriteTimeout: o.upstreamTimeout + 30*time.Second, // a forwarded call may take the whole upstream timeout
@@ -142,4 +169,14 @@ func runEdge(ctx context.Context, o edgeFlags) error {
 	stopDiscovery()
 	<-discDone
 	return err
+}
+
+// kubeEdgeDiscovery bounds each EndpointSlice listing like a fleet call: a
+// slower answer fails the round and the edge keeps its last good list.
+type kubeEdgeDiscovery struct{ t *kube.Target }
+
+func (d kubeEdgeDiscovery) Zones(ctx context.Context) ([]fleet.Zone, error) {
+	ctx, cancel := context.WithTimeout(ctx, edgeFleetTimeout)
+	defer cancel()
+	return d.t.Zones(ctx)
 }

@@ -72,7 +72,7 @@ interrupted.`,
 		SilenceErrors: true,
 		Version:       buildinfo.String(version, commit),
 	}
-	root.AddCommand(newRunCmd(), newSelftestCmd(), newUpCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), &cobra.Command{
+	root.AddCommand(newRunCmd(), newSelftestCmd(), newUpCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(), newKindCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -15,10 +15,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/external"
+	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )
 
@@ -36,7 +38,16 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
-	policyOpts   // --policy, --prometheus (policy.go)
+	policyOpts            // --policy, --prometheus (policy.go)
+	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
+	kube         kubeOpts
+}
+
+// kubeOpts are the kubeconfig platform's flags.
+type kubeOpts struct {
+	kubeconfig, context, namespace, image string
+	nodeHost                              string
+	consolePort, edgePort                 int
 }
 
 func newRunCmd() *cobra.Command {
@@ -90,13 +101,16 @@ unusable input, 3 platform error (could not bring it up), 130 interrupted.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
+  scaleproof run --platform kind --keep
+  scaleproof run --platform kubeconfig --kubeconfig kind.kubeconfig --image scaleproof.local/scaleproof-ref:sha-0123456789ab \
+      --node-host 127.0.0.1 --console-port 30081 --edge-port 30080
   scaleproof run --platform external --name GKE --console-url https://console.example \
       --edge-url https://edge.example --keys keys.json --group loadtest`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1) or external (already running; see --console-url)")
+	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches) or external (already running; see --console-url)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick or published")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
@@ -109,7 +123,15 @@ unusable input, 3 platform error (could not bring it up), 130 interrupted.`,
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
+	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
+	f.StringVar(&o.kube.namespace, "namespace", "", "kubeconfig: the namespace the system is deployed into and deleted with (default scaleproof-<run id>)")
+	f.StringVar(&o.kube.image, "image", "", "kubeconfig: the exact scaleproof-ref image already on the nodes (scaleproof.local/scaleproof-ref:TAG)")
+	f.StringVar(&o.kube.nodeHost, "node-host", "", "kubeconfig: a loopback address the NodePorts are mapped to (kind: 127.0.0.1); default: port-forward")
+	f.IntVar(&o.kube.consolePort, "console-port", 0, "kubeconfig: with --node-host, the host port mapped to the console's NodePort 30081")
+	f.IntVar(&o.kube.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
 	addPolicyFlags(f, &o.policyOpts)
+	addKindFlags(f, &o.kind)
 	return c
 }
 
@@ -192,6 +214,28 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			return withCode(exitUsage, err)
 		}
 		pf = local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
+	case "kind":
+		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = kp
+	case "kubeconfig":
+		if o.kube.image == "" {
+			return withCode(exitUsage, errors.New("--platform kubeconfig needs --image: the exact scaleproof-ref image already loaded on the nodes (the kind platform builds and loads it for you)"))
+		}
+		ns := o.kube.namespace
+		if ns == "" {
+			ns = runNamespace(runID)
+		}
+		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
+			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
+			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
+			Log: log.With("part", "platform")})
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = kp
 	case "external":
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
@@ -199,7 +243,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		pf = x
 	default:
-		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, external)", o.platform))
+		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external)", o.platform))
 	}
 	name := o.name
 	if name == "" {
@@ -264,6 +308,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		say("teardown: %v", err)
 	}
 	dcancel()
+	if kp, ok := pf.(*kind.Kind); ok {
+		steps.steps = append(steps.steps, kindSteps(kp)...)
+	}
 
 	row := reports.SummaryRow(name, verdicts)
 	select {
@@ -397,4 +444,14 @@ func firstMissing(dir string) string {
 			return top
 		}
 	}
+}
+
+// runNamespace is the namespace a run deploys into: scaleproof-<run id
+// without dashes>, at most 63 characters.
+func runNamespace(runID string) string {
+	ns := "scaleproof-" + strings.ToLower(strings.ReplaceAll(runID, "-", ""))
+	if len(ns) > 63 {
+		ns = ns[:63]
+	}
+	return ns
 }

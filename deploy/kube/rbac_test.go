@@ -7,20 +7,26 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/yaml"
 
 	ctrlkube "github.com/scaleproof/scaleproof/autoscaler/controller/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/store"
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 )
 
@@ -131,11 +137,15 @@ func TestRoleIsExactly(t *testing.T) {
 		group, resource string
 		verbs           []string
 	}{
-		{"apps", "deployments/scale", []string{"get", "update", "patch"}},
-		{"apps", "deployments", []string{"get"}},
-		{"", "pods", []string{"get", "list", "patch"}},
-		{"discovery.k8s.io", "endpointslices", []string{"get", "list", "watch"}},
-		{"", "events", []string{"create", "patch"}},
+		{"apps", "deployments/scale", []string{"get", "update"}},
+		{"apps", "deployments", []string{"get", "create"}},
+		{"", "services", []string{"create"}},
+		{"", "podtemplates", []string{"get"}},
+		{"", "configmaps", []string{"get", "watch", "create", "update"}},
+		{"coordination.k8s.io", "leases", []string{"get", "create", "update"}},
+		{"autoscaling", "horizontalpodautoscalers", []string{"list", "delete"}},
+		{"", "pods", []string{"get", "patch"}},
+		{"discovery.k8s.io", "endpointslices", []string{"list"}},
 	} {
 		for _, v := range p.verbs {
 			want[permission{p.group, p.resource, v}] = true
@@ -157,9 +167,11 @@ func TestRoleIsExactly(t *testing.T) {
 	}
 }
 
-// TestRoleCoversTarget runs every operation of the in-cluster ScaleTarget
-// and Discovery against a fake clientset and checks that the Role allows
-// each API call it made.
+// TestRoleCoversTarget runs every operation the console makes in the
+// cluster (the ScaleTarget and Discovery, worker creation from the
+// template, the HPA sweep, the ConfigMap state, the Lease) against a fake
+// clientset and checks that the Role allows each API call made, and that
+// every permission the Role grants was used.
 func TestRoleCoversTarget(t *testing.T) {
 	replicas := int32(3)
 	labels := map[string]string{ctrlkube.LabelGroup: "g1", ctrlkube.LabelZone: "a", ctrlkube.LabelComponent: ctrlkube.ComponentWorker}
@@ -167,6 +179,8 @@ func TestRoleCoversTarget(t *testing.T) {
 	svc[discoveryv1.LabelServiceName] = "worker-g1-a"
 	port, portName := int32(8080), ctrlkube.PortName
 	c := fake.NewClientset(
+		&corev1.PodTemplate{ObjectMeta: metav1.ObjectMeta{Name: deploykube.WorkerTemplateName, Namespace: ns},
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "worker"}}}}},
 		&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "worker-g1-a", Namespace: ns, Labels: labels},
 			Spec: appsv1.DeploymentSpec{Replicas: &replicas}},
 		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: ns, UID: "u1", Labels: labels}},
@@ -200,6 +214,62 @@ func TestRoleCoversTarget(t *testing.T) {
 	if _, err := ctrlkube.New(c, ns).Zones(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A zone created through the API: its workers come from the template.
+	withTemplate := ctrlkube.New(c, ns, ctrlkube.WithWorkerTemplate(deploykube.WorkerTemplateName))
+	if err := withTemplate.Scale(ctx, "g1", "fresh", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The HPA sweep.
+	if err := c.Tracker().Add(&autoscalingv2.HorizontalPodAutoscaler{ // set up behind the API: not a console call
+		ObjectMeta: metav1.ObjectMeta{Name: "old", Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 3,
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "worker-g1-a"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := tg.RemoveWorkerHPAs(ctx); err != nil || len(removed) != 1 {
+		t.Fatalf("hpa sweep: %v %v", removed, err)
+	}
+	// The state: open (create), write, watch.
+	st, err := ctrlkube.OpenConfigMapStore(ctx, c, ns, deploykube.StateConfigMapName, ctrlkube.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Commit(nil, []store.AuditEntry{{Action: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	watched := make(chan struct{})
+	var once sync.Once
+	c.PrependWatchReactor("configmaps", func(k8stesting.Action) (bool, watch.Interface, error) {
+		once.Do(func() { close(watched) })
+		return false, nil, nil
+	})
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); st.Run(wctx, time.Minute, nil) }()
+	select {
+	case <-watched:
+	case <-time.After(30 * time.Second):
+		t.Error("the state store never watched its ConfigMap")
+	}
+	cancel()
+	<-done
+	// The Lease, as client-go's leader election uses it.
+	lock := &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Name: deploykube.LeaseName, Namespace: ns},
+		Client: c.CoordinationV1(), LockConfig: resourcelock.ResourceLockConfig{Identity: "pod-a"}}
+	rec := resourcelock.LeaderElectionRecord{HolderIdentity: "pod-a", LeaseDurationSeconds: 15}
+	if _, _, err := lock.Get(ctx); err == nil {
+		t.Fatal("lease exists before the first election")
+	}
+	if err := lock.Create(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := lock.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.Update(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
 
 	allowed := grants(t, parse(t).roles[0])
 	used := map[permission]bool{}
@@ -217,9 +287,69 @@ func TestRoleCoversTarget(t *testing.T) {
 			t.Errorf("the target calls %s, which the Role does not allow", p)
 		}
 	}
+	for p := range allowed {
+		if !used[p] {
+			t.Errorf("the Role grants %s, which no console operation used", p)
+		}
+	}
 	t.Logf("calls made: %v", sorted(used))
 }
 
 func sorted(ps map[permission]bool) []permission {
 	return slices.SortedFunc(maps.Keys(ps), func(a, b permission) int { return strings.Compare(a.String(), b.String()) })
+}
+
+// TestEdgeRoleIsExactly: the edge's Role (base/edge.yaml) grants what its
+// discovery calls (Target.Zones) use, nothing more.
+func TestEdgeRoleIsExactly(t *testing.T) {
+	b, err := deploykube.Manifests.ReadFile("base/edge.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *rbacv1.Role
+	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			t.Fatal(err)
+		}
+		if tm.Kind == "Role" {
+			role = &rbacv1.Role{}
+			if err := yaml.UnmarshalStrict(doc, role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if role == nil {
+		t.Fatal("no Role in base/edge.yaml")
+	}
+	labels := map[string]string{ctrlkube.LabelGroup: "g1", ctrlkube.LabelZone: "a", ctrlkube.LabelComponent: ctrlkube.ComponentWorker}
+	svc := maps.Clone(labels)
+	svc[discoveryv1.LabelServiceName] = "worker-g1-a"
+	port, portName := int32(8080), ctrlkube.PortName
+	c := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: ns, UID: "u1", Labels: labels}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "s1", Namespace: ns, Labels: svc},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"},
+				TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "p1", UID: "u1"}}}},
+	)
+	zs, err := ctrlkube.New(c, ns).Zones(context.Background())
+	if err != nil || len(zs) != 1 {
+		t.Fatalf("Zones = %v, %v", zs, err)
+	}
+	allowed := grants(t, *role)
+	used := map[permission]bool{}
+	for _, a := range c.Actions() {
+		p := permission{a.GetResource().Group, a.GetResource().Resource, a.GetVerb()}
+		used[p] = true
+		if !allowed[p] {
+			t.Errorf("the edge calls %s, which its Role does not allow", p)
+		}
+	}
+	for p := range allowed {
+		if !used[p] {
+			t.Errorf("the edge's Role grants %s, which its discovery does not use", p)
+		}
+	}
 }

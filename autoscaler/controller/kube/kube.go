@@ -96,9 +96,10 @@ func DeploymentName(group, zone string) (string, error) {
 // Target scales and discovers the workers of one namespace. It is safe for
 // concurrent use. The zero value is not usable; use New.
 type Target struct {
-	client kubernetes.Interface
-	ns     string
-	log    *slog.Logger
+	client   kubernetes.Interface
+	ns       string
+	log      *slog.Logger
+	template string // the worker PodTemplate; "" creates nothing
 
 	mu sync.Mutex
 	// created caches pod creation times per Service name, then per pod UID;
@@ -148,6 +149,15 @@ func (t *Target) Scale(ctx context.Context, group, zone string, replicas int, vi
 		return fmt.Errorf("kube: scale deployment %s/%s to %d: negative replicas", t.ns, name, replicas)
 	}
 	dep, err := t.client.AppsV1().Deployments(t.ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) && t.template != "" {
+		err = t.createWorkers(ctx, group, zone, name, replicas)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, errAlreadyExists) { // created meanwhile: scale it
+			dep, err = t.client.AppsV1().Deployments(t.ns).Get(ctx, name, metav1.GetOptions{})
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("kube: get deployment %s/%s: %w", t.ns, name, err)
 	}
@@ -295,6 +305,9 @@ func (t *Target) endpoints(ctx context.Context, name string, ss []discoveryv1.En
 	var out []fleet.Endpoint
 	for _, s := range ss {
 		port, ok := httpPort(s.Ports)
+		if !ok && len(s.Endpoints) == 0 {
+			continue // a new Service's slice before its first pod: no ports yet
+		}
 		if !ok {
 			return nil, fmt.Errorf("kube: endpointslice %s/%s has no port named %q", t.ns, s.Name, PortName)
 		}
@@ -370,7 +383,10 @@ func familyRank(a discoveryv1.AddressType) int {
 	}
 }
 
-var errLabels = errors.New("group/zone labels do not match")
+var (
+	errLabels        = errors.New("group/zone labels do not match")
+	errAlreadyExists = errors.New("worker deployment already exists")
+)
 
 // checkLabels reports whether an object's labels name group × zone.
 func checkLabels(l map[string]string, group, zone string) error {

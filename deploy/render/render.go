@@ -1,0 +1,133 @@
+// Package render renders the reference system's manifests (deploy/kube's
+// kustomize tree) from Go with kustomize's own library (krusty), the same
+// engine as `kubectl apply -k`: the profile's overlay, a namespace, and the
+// image's exact tag. Nothing is read from disk; the tree is embedded.
+//
+// kustomize (sigs.k8s.io/kustomize/api v0.21.1) builds from the module proxy
+// beside client-go v0.37.2: it needs only kyaml and kube-openapi, which the
+// module graph resolves to the versions client-go already uses.
+package render
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+)
+
+// Profiles are the overlays that exist, by the harness's profile names.
+var Profiles = []string{"quick", "published"}
+
+// Params choose what Render produces.
+type Params struct {
+	// Profile is "quick" or "published" (the overlay).
+	Profile string
+	// Namespace for every object; "" keeps the base's "scaleproof".
+	Namespace string
+	// Image is the exact reference of the scaleproof-ref image
+	// (scaleproof.local/scaleproof-ref:TAG); never :latest.
+	Image string
+}
+
+var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
+
+func (p Params) check() error {
+	known := false
+	for _, n := range Profiles {
+		known = known || n == p.Profile
+	}
+	if !known {
+		return fmt.Errorf("render: profile %q: want one of %s", p.Profile, strings.Join(Profiles, ", "))
+	}
+	if p.Namespace != "" {
+		if errs := validation.IsDNS1123Label(p.Namespace); len(errs) > 0 {
+			return fmt.Errorf("render: namespace %q: %s", p.Namespace, strings.Join(errs, "; "))
+		}
+	}
+	m := imageRE.FindStringSubmatch(p.Image)
+	if m == nil || m[3] == "latest" {
+		return fmt.Errorf("render: image %q: want an exact REPOSITORY:TAG, never :latest", p.Image)
+	}
+	return nil
+}
+
+// Render returns the objects of the profile's overlay, in kustomize's
+// order (Namespace first, then RBAC, then the rest).
+func Render(p Params) ([]*unstructured.Unstructured, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	mem := filesys.MakeFsInMemory()
+	const root = "/scaleproof"
+	err := fs.WalkDir(deploykube.Manifests, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(deploykube.Manifests, name)
+		if err != nil {
+			return err
+		}
+		return mem.WriteFile(path.Join(root, name), b)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("render: copy manifests: %w", err)
+	}
+	i := strings.LastIndex(p.Image, ":")
+	top := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - overlays/" + p.Profile + "\n" +
+		"images:\n  - name: " + deploykube.ImageName + "\n    newName: " + p.Image[:i] + "\n    newTag: \"" + p.Image[i+1:] + "\"\n"
+	if p.Namespace != "" {
+		top += "namespace: " + p.Namespace + "\n"
+	}
+	if err := mem.WriteFile(path.Join(root, "kustomization.yaml"), []byte(top)); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, root)
+	if err != nil {
+		return nil, fmt.Errorf("render: kustomize %s: %w", p.Profile, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range rm.Resources() {
+		m, err := r.Map()
+		if err != nil {
+			return nil, fmt.Errorf("render: %s: %w", r.CurId(), err)
+		}
+		out = append(out, &unstructured.Unstructured{Object: m})
+	}
+	return out, nil
+}
+
+// YAML renders p as one multi-document YAML stream (for `kubectl apply -f -`
+// and for reading what would be applied).
+func YAML(p Params) ([]byte, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	objs, err := Render(p)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for i, o := range objs {
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		y, err := o.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		yb, err := jsonToYAML(y)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(yb)
+	}
+	return []byte(b.String()), nil
+}

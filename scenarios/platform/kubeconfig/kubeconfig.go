@@ -1,0 +1,160 @@
+// Package kubeconfig is the platform for any Kubernetes cluster a
+// kubeconfig reaches (kind's among them): Up renders the reference system's
+// manifests for the profile (deploy/render), applies them with server-side
+// apply, makes the API keys Secret, waits for the console and edge
+// rollouts and returns where they answer; Down deletes the namespace and
+// waits for it to go; DumpLogs writes every pod's logs and the namespace's
+// events. It loads no image: the exact-tagged scaleproof-ref image must
+// already be on the nodes (the kind platform loads it), and the manifests
+// never pull.
+//
+// Where the console and edge answer: on NodeHost at the host ports the
+// caller names (kind maps the NodePorts to 127.0.0.1), else through
+// client-go port-forwards to 127.0.0.1 on free ports. Load only ever goes to
+// those loopback addresses.
+//
+// One verb a file, as kubetest2's deployers: up.go, down.go, isup.go,
+// dumplogs.go. Must not import scenarios/.
+package kubeconfig
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// Config chooses the cluster, the namespace and what is deployed.
+type Config struct {
+	// Name is the table's Platform column; "" means "kubeconfig".
+	Name string
+	// Kubeconfig is the file ("" : $KUBECONFIG, then ~/.kube/config);
+	// Context a context in it ("" : its current context).
+	Kubeconfig, Context string
+	// Namespace everything goes into ("" : "scaleproof"). Up creates it and
+	// Down deletes it, so it must be one the run owns.
+	Namespace string
+	// Profile is "quick" or "published" (the manifests' overlay).
+	Profile string
+	// Image is the exact reference of the scaleproof-ref image already on
+	// the nodes (scaleproof.local/scaleproof-ref:TAG).
+	Image string
+	// Group is the group the scenarios use (its admin key is made).
+	Group string
+	// NodeHost, when set, is the address the NodePorts are reached on from
+	// here (kind: 127.0.0.1), at ConsoleHostPort and EdgeHostPort (the host
+	// ports mapped to the console's and the edge's NodePorts). Otherwise Up
+	// port-forwards to a console and an edge pod.
+	NodeHost                      string
+	ConsoleHostPort, EdgeHostPort int
+	// RolloutTimeout bounds the wait for the console and edge rollouts
+	// (0: 3 minutes).
+	RolloutTimeout time.Duration
+	Log            *slog.Logger
+}
+
+// Platform is the kubeconfig platform.
+type Platform struct {
+	cfg  Config
+	log  *slog.Logger
+	rest *rest.Config
+	kc   kubernetes.Interface
+	dyn  dynamic.Interface
+
+	mu        sync.Mutex
+	endpoints platform.Endpoints
+	forwards  []chan struct{} // closed to stop a port-forward
+	down      bool
+	// Timings of the last Up, for the closing figures.
+	Timings Timings
+}
+
+// Timings are how long Up's steps took.
+type Timings struct {
+	Apply, Rollout, Ready time.Duration
+}
+
+var _ platform.Platform = (*Platform)(nil)
+
+// New checks cfg (bad input: an error before anything is contacted) and
+// reads the kubeconfig.
+func New(cfg Config) (*Platform, error) {
+	if cfg.Namespace == "" {
+		cfg.Namespace = deploykube.Namespace
+	}
+	if cfg.Name == "" {
+		cfg.Name = "kubeconfig"
+	}
+	if cfg.RolloutTimeout <= 0 {
+		cfg.RolloutTimeout = 3 * time.Minute
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	var errs []error
+	if errs2 := validation.IsDNS1123Label(cfg.Namespace); len(errs2) > 0 {
+		errs = append(errs, fmt.Errorf("namespace %q: %s", cfg.Namespace, strings.Join(errs2, "; ")))
+	}
+	if cfg.Group == "" {
+		errs = append(errs, errors.New("no group"))
+	}
+	if cfg.NodeHost != "" {
+		ip := net.ParseIP(cfg.NodeHost)
+		if ip == nil || !ip.IsLoopback() {
+			errs = append(errs, fmt.Errorf("node host %q: want a loopback address (127.0.0.0/8): load goes to loopback only", cfg.NodeHost))
+		}
+		for n, p := range map[string]int{"console": cfg.ConsoleHostPort, "edge": cfg.EdgeHostPort} {
+			if p <= 0 || p > 65535 {
+				errs = append(errs, fmt.Errorf("%s host port %d: want 1..65535 with a node host", n, p))
+			}
+		}
+	}
+	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image}); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("platform kubeconfig: %w", err)
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if cfg.Kubeconfig != "" {
+		rules.ExplicitPath = cfg.Kubeconfig
+	}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: cfg.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("platform kubeconfig: %w", err)
+	}
+	rc.QPS, rc.Burst = 50, 100
+	kc, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("platform kubeconfig: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("platform kubeconfig: %w", err)
+	}
+	return &Platform{cfg: cfg, log: cfg.Log, rest: rc, kc: kc, dyn: dyn}, nil
+}
+
+// Name is the table's Platform column.
+func (p *Platform) Name() string { return p.cfg.Name }
+
+// Client is the clientset Up uses (specs use it to check the cluster).
+func (p *Platform) Client() kubernetes.Interface { return p.kc }
+
+// Namespace is where the system runs.
+func (p *Platform) Namespace() string { return p.cfg.Namespace }

@@ -1,0 +1,214 @@
+package kubeconfig
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/restmapper"
+
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// FieldManager is the server-side apply manager of what Up applies.
+const FieldManager = "scaleproof"
+
+func randKey(prefix string) string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return prefix + "_" + hex.EncodeToString(b)
+}
+
+// Up renders and applies the manifests, makes the keys Secret, waits for
+// the console and edge rollouts and their /readyz, and returns the
+// endpoints.
+func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
+	c := p.cfg
+	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image})
+	if err != nil {
+		return platform.Endpoints{}, err
+	}
+	keys := platform.Keys{
+		SuperAdmin: platform.Key{Name: "root", Key: randKey("sa"), Role: "super_admin"},
+		GroupAdmin: platform.Key{Name: "ops-" + c.Group, Key: randKey("ga"), Role: "group_admin", Groups: []string{c.Group}},
+		Viewer:     platform.Key{Name: "viewer", Key: randKey("vw"), Role: "viewer"},
+		MCPUser:    platform.Key{Name: "mcp", Key: randKey("mcp"), Role: "mcp_user"},
+	}
+	start := time.Now()
+	if err := p.apply(ctx, objs, keys); err != nil {
+		return platform.Endpoints{}, err
+	}
+	p.Timings.Apply = time.Since(start)
+	p.log.Info("applied", "objects", len(objs), "namespace", c.Namespace, "image", c.Image, "took", p.Timings.Apply.String())
+
+	start = time.Now()
+	for _, name := range []string{deploykube.ConsoleName, deploykube.EdgeName} {
+		if err := p.waitRollout(ctx, name); err != nil {
+			return platform.Endpoints{}, err
+		}
+	}
+	p.Timings.Rollout = time.Since(start)
+	p.log.Info("rolled out", "took", p.Timings.Rollout.String())
+
+	start = time.Now()
+	consoleURL, edgeURL, err := p.reach(ctx)
+	if err != nil {
+		return platform.Endpoints{}, err
+	}
+	for _, u := range []string{consoleURL, edgeURL} {
+		if err := serve.WaitOK(ctx, u+"/readyz", 60*time.Second, nil); err != nil {
+			return platform.Endpoints{}, fmt.Errorf("platform kubeconfig: %w", err)
+		}
+	}
+	p.Timings.Ready = time.Since(start)
+	ep := platform.Endpoints{ConsoleURL: consoleURL, EdgeURL: edgeURL, Group: c.Group, Keys: keys}
+	p.mu.Lock()
+	p.endpoints = ep
+	p.mu.Unlock()
+	return ep, nil
+}
+
+// apply server-side applies the namespace, then the keys Secret, then the
+// rest in render order.
+func (p *Platform) apply(ctx context.Context, objs []*unstructured.Unstructured, keys platform.Keys) error {
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(p.kc.Discovery()))
+	one := func(o *unstructured.Unstructured) error {
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return fmt.Errorf("platform kubeconfig: %s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+		body, err := json.Marshal(o.Object)
+		if err != nil {
+			return err
+		}
+		var ri interface {
+			Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
+		}
+		if m.Scope.Name() == "namespace" {
+			ri = p.dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		} else {
+			ri = p.dyn.Resource(m.Resource)
+		}
+		force := true
+		if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: &force}); err != nil {
+			return fmt.Errorf("platform kubeconfig: apply %s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		}
+		return nil
+	}
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			if err := one(o); err != nil {
+				return err
+			}
+		}
+	}
+	if err := p.applyKeys(ctx, keys); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.GetKind() != "Namespace" {
+			if err := one(o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applyKeys writes the console's keys file into its Secret.
+func (p *Platform) applyKeys(ctx context.Context, keys platform.Keys) error {
+	b, err := json.Marshal(platform.KeysFile{Keys: keys.All()})
+	if err != nil {
+		return err
+	}
+	sec := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: deploykube.KeysSecretName, Namespace: p.cfg.Namespace, Labels: map[string]string{"app.kubernetes.io/name": "scaleproof"}},
+		Data:       map[string][]byte{deploykube.KeysSecretKey: b},
+	}
+	body, err := json.Marshal(sec)
+	if err != nil {
+		return err
+	}
+	force := true
+	if _, err := p.kc.CoreV1().Secrets(p.cfg.Namespace).Patch(ctx, sec.Name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: FieldManager, Force: &force}); err != nil {
+		return fmt.Errorf("platform kubeconfig: apply secret %s/%s: %w", p.cfg.Namespace, sec.Name, err)
+	}
+	return nil
+}
+
+// waitRollout waits until the Deployment's newest ReplicaSet has all its
+// replicas updated and ready (availability, which minReadySeconds delays,
+// is not waited for: a ready pod already serves).
+func (p *Platform) waitRollout(ctx context.Context, name string) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, p.cfg.RolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		d, err := p.kc.AppsV1().Deployments(p.cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			last = "not found"
+			return false, nil
+		}
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		s := d.Status
+		last = "observed generation " + strconv.FormatInt(s.ObservedGeneration, 10) + "/" + strconv.FormatInt(d.Generation, 10) +
+			", updated " + strconv.Itoa(int(s.UpdatedReplicas)) + ", ready " + strconv.Itoa(int(s.ReadyReplicas)) +
+			", replicas " + strconv.Itoa(int(s.Replicas)) + " of " + strconv.Itoa(int(want)) + conditions(d)
+		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.ReadyReplicas == want && s.Replicas == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("platform kubeconfig: rollout of deployment %s/%s within %s: %s (%w)", p.cfg.Namespace, name, p.cfg.RolloutTimeout, last, err)
+	}
+	return nil
+}
+
+func conditions(d *appsv1.Deployment) string {
+	out := ""
+	for _, c := range d.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			out += "; " + string(c.Type) + "=" + string(c.Status) + " " + c.Reason + ": " + c.Message
+		}
+	}
+	return out
+}
+
+// reach returns the console's and edge's base URLs: the node host's ports
+// when given, else port-forwards.
+func (p *Platform) reach(ctx context.Context) (string, string, error) {
+	c := p.cfg
+	if c.NodeHost != "" {
+		return "http://" + hostPort(c.NodeHost, c.ConsoleHostPort), "http://" + hostPort(c.NodeHost, c.EdgeHostPort), nil
+	}
+	cu, err := p.forward(ctx, deploykube.ConsoleName)
+	if err != nil {
+		return "", "", err
+	}
+	eu, err := p.forward(ctx, deploykube.EdgeName)
+	if err != nil {
+		return "", "", err
+	}
+	return cu, eu, nil
+}
