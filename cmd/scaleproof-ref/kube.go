@@ -74,6 +74,11 @@ type leaderScheduler struct {
 	log      *slog.Logger
 
 	mu sync.Mutex // one RunScheduler at a time across elections
+	// onLead, when set, is called when this pod starts leading and with
+	// false when it stops (tests wait on it).
+	onLead func(bool)
+	// retry is the leader election's retry period (0: 2 s).
+	retry time.Duration
 }
 
 func (l *leaderScheduler) run(ctx context.Context) error {
@@ -82,12 +87,16 @@ func (l *leaderScheduler) run(ctx context.Context) error {
 		Client:     l.client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: l.identity},
 	}
+	retry := l.retry
+	if retry <= 0 {
+		retry = 2 * time.Second
+	}
 	for ctx.Err() == nil {
 		le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 			Lock:            lock,
 			LeaseDuration:   15 * time.Second,
 			RenewDeadline:   10 * time.Second,
-			RetryPeriod:     2 * time.Second,
+			RetryPeriod:     retry,
 			ReleaseOnCancel: true,
 			Name:            l.lease,
 			Callbacks: leaderelection.LeaderCallbacks{
@@ -113,6 +122,10 @@ func (l *leaderScheduler) lead(ctx context.Context) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.log.Info("scheduler lease acquired; this pod runs the scheduler", "identity", l.identity)
+	if l.onLead != nil {
+		l.onLead(true)
+		defer l.onLead(false)
+	}
 	if err := l.ctrl.Resync(); err != nil { // take over from the state the last leader left
 		l.log.Error("resync on taking the lease", "err", err)
 	}

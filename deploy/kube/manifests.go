@@ -3,8 +3,9 @@ package kube
 import "embed"
 
 // Manifests holds the kustomize tree of the reference system: base/ (the
-// seed's published settings) and overlays/quick, overlays/published. Render
-// it with deploy/render, which sets the namespace and the image's exact tag.
+// published settings of Ramen 0.7.5's autoscaling notes) and
+// overlays/quick, overlays/published. Render it with deploy/render, which
+// sets the namespace and the image's exact tag.
 //
 //go:embed base overlays
 var Manifests embed.FS

@@ -298,3 +298,58 @@ func TestRoleCoversTarget(t *testing.T) {
 func sorted(ps map[permission]bool) []permission {
 	return slices.SortedFunc(maps.Keys(ps), func(a, b permission) int { return strings.Compare(a.String(), b.String()) })
 }
+
+// TestEdgeRoleIsExactly: the edge's Role (base/edge.yaml) grants what its
+// discovery calls (Target.Zones) use, nothing more.
+func TestEdgeRoleIsExactly(t *testing.T) {
+	b, err := deploykube.Manifests.ReadFile("base/edge.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role *rbacv1.Role
+	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal(doc, &tm); err != nil {
+			t.Fatal(err)
+		}
+		if tm.Kind == "Role" {
+			role = &rbacv1.Role{}
+			if err := yaml.UnmarshalStrict(doc, role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if role == nil {
+		t.Fatal("no Role in base/edge.yaml")
+	}
+	labels := map[string]string{ctrlkube.LabelGroup: "g1", ctrlkube.LabelZone: "a", ctrlkube.LabelComponent: ctrlkube.ComponentWorker}
+	svc := maps.Clone(labels)
+	svc[discoveryv1.LabelServiceName] = "worker-g1-a"
+	port, portName := int32(8080), ctrlkube.PortName
+	c := fake.NewClientset(
+		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: ns, UID: "u1", Labels: labels}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "s1", Namespace: ns, Labels: svc},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"},
+				TargetRef: &corev1.ObjectReference{Kind: "Pod", Name: "p1", UID: "u1"}}}},
+	)
+	zs, err := ctrlkube.New(c, ns).Zones(context.Background())
+	if err != nil || len(zs) != 1 {
+		t.Fatalf("Zones = %v, %v", zs, err)
+	}
+	allowed := grants(t, *role)
+	used := map[permission]bool{}
+	for _, a := range c.Actions() {
+		p := permission{a.GetResource().Group, a.GetResource().Resource, a.GetVerb()}
+		used[p] = true
+		if !allowed[p] {
+			t.Errorf("the edge calls %s, which its Role does not allow", p)
+		}
+	}
+	for p := range allowed {
+		if !used[p] {
+			t.Errorf("the edge's Role grants %s, which its discovery does not use", p)
+		}
+	}
+}

@@ -305,6 +305,9 @@ func (t *Target) endpoints(ctx context.Context, name string, ss []discoveryv1.En
 	var out []fleet.Endpoint
 	for _, s := range ss {
 		port, ok := httpPort(s.Ports)
+		if !ok && len(s.Endpoints) == 0 {
+			continue // a new Service's slice before its first pod: no ports yet
+		}
 		if !ok {
 			return nil, fmt.Errorf("kube: endpointslice %s/%s has no port named %q", t.ns, s.Name, PortName)
 		}

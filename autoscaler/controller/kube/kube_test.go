@@ -351,7 +351,14 @@ func TestEndpoints(t *testing.T) {
 		pod("w-v6only", "g1", "a", t0.Add(5*time.Second)),
 		slice("worker-g1-b-x1", "g1", "b", discoveryv1.AddressTypeIPv4, "http",
 			ep{pod: "w-b", ip: "10.0.1.1", ready: yes}),
-		slice("worker-g2-a-x1", "g2", "a", discoveryv1.AddressTypeIPv4, "metrics-only"),
+		slice("worker-g2-a-x1", "g2", "a", discoveryv1.AddressTypeIPv4, "metrics-only",
+			ep{pod: "w-g2", ip: "10.0.2.1", ready: yes}),
+		// A Service created a moment ago: its slice has no pods and no ports yet.
+		func() runtime.Object {
+			s := slice("worker-g3-a-x1", "g3", "a", discoveryv1.AddressTypeIPv4, "http")
+			s.Ports = nil
+			return s
+		}(),
 	}
 	tests := []struct {
 		name        string
@@ -371,6 +378,7 @@ func TestEndpoints(t *testing.T) {
 			{ID: "w-b", Addr: "10.0.1.1:8080", Ready: true, Created: t0.Add(4 * time.Second)},
 		}},
 		{name: "no slices", group: "g9", zone: "a", want: nil},
+		{name: "new service's empty slice", group: "g3", zone: "a", want: nil},
 		{name: "no http port", group: "g2", zone: "a", errHas: []string{"worker-g2-a-x1", `no port named "http"`}},
 		{name: "list fails", group: "g1", zone: "a",
 			setup: func(c *fake.Clientset) {
