@@ -77,6 +77,15 @@ KIND_CACHE_DIR ?=
 kind-node-image: build ## build the kind node image offline, or load it from $(KIND_CACHE_DIR); nothing when podman has it
 	$(BIN)/scaleproof kind node-image $(if $(KIND_CACHE_DIR),--cache-dir $(KIND_CACHE_DIR))
 
+# e2e writes into $(E2E_DIR): run/ (the five scenarios on kind: results, table, junit_runner.xml,
+# kubeconfig, kind's logs) and specs/ (the ginkgo specs: junit_e2e.xml). Each part makes its own
+# cluster and deletes it, also on failure; both run, and e2e fails when either does.
+E2E_DIR ?= $(or $(ARTIFACTS),$(CURDIR)/_artifacts/e2e)
+E2E_TIMEOUT ?= 30m
+
 .PHONY: e2e
-e2e: deps-kind kind-node-image ## kind cluster up, images in, system deployed, the five scenarios, the table, cluster down (root; podman or a Docker that runs privileged containers)
-	$(BIN)/scaleproof run --platform kind --profile $(PROFILE)
+e2e: deps-kind kind-node-image ## on kind: the five scenarios (run --platform kind) and the ginkgo specs (./e2e/), JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
+	@rc=0; \
+	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --artifacts $(E2E_DIR)/run || rc=$$?; \
+	SCALEPROOF_E2E_KIND=1 ARTIFACTS=$(E2E_DIR)/specs $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ || rc=$$((rc ? rc : 1)); \
+	echo "make e2e: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
