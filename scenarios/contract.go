@@ -21,7 +21,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
-// The audit actions of the seed's "Audit and logs" table.
+// The audit actions of the "Audit and logs" table of Ramen 0.7.5's autoscaling notes.
 const (
 	auditAutoscale = "workers.autoscale"
 	auditMaxCount  = "workers.max_count"
@@ -170,7 +170,7 @@ func secs(d time.Duration) string {
 	return strconv.FormatFloat(math.Round(d.Seconds()*100)/100, 'f', -1, 64) + " s"
 }
 
-// FactAuditTags: every audit entry of a change carries the seed's tags
+// FactAuditTags: every audit entry of a change carries its audit tags
 // (workers.autoscale action/from/to/reason, workers.max_count from/to,
 // workers.count from/to).
 func FactAuditTags(audit []consoleclient.AuditEntry) *reports.Fact {
@@ -197,7 +197,7 @@ func FactAuditTags(audit []consoleclient.AuditEntry) *reports.Fact {
 			}
 		}
 	}
-	return fact("every change's audit entry has the seed's tags (autoscale action: from: to: reason:, max_count from: to:, count from: to:)",
+	return fact("every change's audit entry has its audit tags (autoscale action: from: to: reason:, max_count from: to:, count from: to:)",
 		len(bad) == 0, "%d entries checked%s", n, listed(bad))
 }
 

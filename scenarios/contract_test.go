@@ -105,7 +105,7 @@ func TestContractCleanTracePasses(t *testing.T) {
 		}
 		t.Fatalf("clean trace failed %v", bad)
 	}
-	for _, want := range []string{"has the seed's tags", "exactly one audit entry", "holds are not audited",
+	for _, want := range []string{"has its audit tags", "exactly one audit entry", "holds are not audited",
 		"no step up within the up cooldown (3 s)", "proportional target", "count reaches 3 within",
 		"every step down is exactly one worker", "no step down within the down cooldown (12 s)",
 		"no step down before 3 low rounds", "no lingering"} {
@@ -185,7 +185,7 @@ func TestContractEachRuleBrokenOnce(t *testing.T) {
 			[]string{"exactly one audit entry"}, []string{"within the down cooldown", "before 3 low rounds"}},
 		{"an entry without its reason",
 			set(3, ev{26, "workers.autoscale", "down", "3", "2", ""}),
-			[]string{"has the seed's tags"}, nil},
+			[]string{"has its audit tags"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

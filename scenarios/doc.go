@@ -1,7 +1,7 @@
-// Package scenarios holds seed 002's five load-test scenarios, the runner
+// Package scenarios holds the five load-test scenarios of Ramen 0.7.5's autoscaling notes, the runner
 // that drives them against any platform's Endpoints, and their judgement.
 //
-// Each scenario reads top to bottom like the seed's sentence that names it
+// Each scenario reads top to bottom like the published sentence that names it
 // ("a viewer refused, max 1 never scales, sustained load up to the max and
 // back to 1, a 45 s burst, and the max lowered under load"): set up a zone,
 // apply load with 64 VUs of MCP tools/call through the edge, watch the

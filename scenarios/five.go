@@ -13,7 +13,7 @@ import (
 // ViewerRefused: "a viewer refused". Viewer and MCP-user keys PUT max_count:
 // 403 each; an admin's invalid count 0 is refused (4xx); count and max
 // unchanged; the audit has error:forbidden with each actor and error:invalid
-// with the admin; a viewer reads the count only (seed 002 "The bounds",
+// with the admin; a viewer reads the count only (Ramen 0.7.5's autoscaling notes, "The bounds",
 // "Audit and logs").
 func ViewerRefused() Scenario {
 	return Scenario{

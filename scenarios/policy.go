@@ -18,26 +18,26 @@ const (
 	PolicyHPA  = "hpa"
 )
 
-// InflightMetric is seed 000's signal as the reference edge exports it: a
+// InflightMetric is the signal of Grafana's post on autoscaling Loki queries with KEDA as the reference edge exports it: a
 // summary of a zone's in-flight calls (queued + running) with quantiles, the
 // counterpart of Cortex's cortex_query_scheduler_inflight_requests.
 const InflightMetric = "scaleproof_edge_inflight_requests"
 
-// HPASettings is the hpa policy the harness gives its zones under a profile
-// (issue 3): seed 000's query and threshold with KEDA's and upstream's
-// timings, every time scaled like the profile's other times (quick divides
+// HPASettings is the hpa policy the harness gives its zones under a
+// profile: the query and threshold of Grafana's post on autoscaling Loki
+// queries with KEDA, with KEDA's and upstream's timings, every time scaled like the profile's other times (quick divides
 // them by 10).
 type HPASettings struct {
-	// Query is seed 000's query on the edge's summary, for the zone:
+	// Query is the post's query on the edge's summary, for the zone:
 	// sum(max_over_time(<in-flight>{group,zone,quantile="0.75"}[Window])).
 	Query string
-	// Threshold is the seed's "75 % of a worker": floor(0.75 × the in-flight
+	// Threshold is the post's "75 % of a worker": floor(0.75 × the in-flight
 	// limit) calls per replica (AverageValue).
 	Threshold float64
 	// PollingInterval: KEDA's 30 s. StabilizationDown: upstream's 300 s.
 	// RatePeriod: upstream's 15 s rate-policy period.
 	PollingInterval, StabilizationDown, RatePeriod time.Duration
-	// Window is the query's max_over_time range (the seed's 2m).
+	// Window is the query's max_over_time range (the post's 2m).
 	Window time.Duration
 	// InflightMaxAge is the edge summary's window (1 min).
 	InflightMaxAge time.Duration

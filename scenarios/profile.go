@@ -9,13 +9,13 @@ import (
 
 // Profile is the settings of one run: the system's (scheduler, cooldowns,
 // in-flight limit) and the load's (VUs, phase lengths). Durations are
-// wall-clock. "published" is seed 002's own settings; "quick" is the same
+// wall-clock. "published" is the settings of the published load test; "quick" is the same
 // shape with every time scaled down by 10 so the five scenarios fit in a few
 // minutes.
 type Profile struct {
 	Name string `json:"name"`
 
-	// The system (seed 002 "How it decides", "Load tests").
+	// The system (Ramen 0.7.5's autoscaling notes ("How it decides", "Load tests").
 	SchedulerInterval time.Duration `json:"scheduler_interval"` // auto-rebalance every 20 s in the load test
 	UpCooldown        time.Duration `json:"up_cooldown"`        // RAMEN_AUTOSCALE_UP_COOLDOWN_SECS, 30 s
 	DownCooldown      time.Duration `json:"down_cooldown"`      // RAMEN_AUTOSCALE_COOLDOWN_SECS, 120 s
@@ -26,7 +26,7 @@ type Profile struct {
 	BootDelay         time.Duration `json:"boot_delay"`         // a new worker turns ready this long after start
 	ConsoleDrain      time.Duration `json:"console_drain"`      // Ramen 0.7.5: 40 s
 
-	// The load (seed 002 "Load tests": 64 concurrent tools/call, max 3).
+	// The load (Ramen 0.7.5's autoscaling notes, "Load tests": 64 concurrent tools/call, max 3).
 	VUs            int           `json:"vus"`
 	Max            int           `json:"max"`
 	ThinkTime      time.Duration `json:"think_time"`      // pause between a VU's iterations
@@ -42,7 +42,7 @@ type Profile struct {
 	GracefulStop   time.Duration `json:"graceful_stop"`   // k6 gracefulStop for the load's end
 }
 
-// Published is seed 002's load test as run on the clouds.
+// Published is the published load test as run on the clouds.
 func Published() Profile {
 	return Profile{
 		Name:              "published",

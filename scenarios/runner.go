@@ -67,13 +67,13 @@ type Scenario struct {
 	Run      func(ctx context.Context, e *Env, s *Scope) error
 }
 
-// All returns seed 002's five scenarios in the seed's order.
+// All returns the five load-test scenarios in the published order.
 func All() []Scenario {
 	return []Scenario{ViewerRefused(), MaxOneNeverScales(), Sustained(), Burst(), MaxLowered()}
 }
 
 // Select returns the scenarios named (all five when names is empty); the
-// spike scenario of seed 000 (spike.go) is selected by name only.
+// spike scenario (Grafana's post on autoscaling Loki queries with KEDA) (spike.go) is selected by name only.
 func Select(names []string) ([]Scenario, error) {
 	all := All()
 	if len(names) == 0 {

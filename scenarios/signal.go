@@ -17,7 +17,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
-// KindSignal is the results record of an hpa signal sample (issue 3): the
+// KindSignal is the results record of an hpa signal sample: the
 // zone's query result, threshold and replicas over time. Readers that do
 // not know it skip it.
 const KindSignal = "signal"

@@ -13,14 +13,14 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
-// SpikeMax is the spike scenario's max_count. At the top of seed 000's
+// SpikeMax is the spike scenario's max_count. At the top of Grafana's post on autoscaling Loki queries with KEDA's
 // spikes (100 VUs) the signal, the p75 of the zone's in-flight calls over
 // the query's window, reads about 90, and a threshold of 24 calls per
 // replica asks for ceil(90 / 24) = 4 replicas: the zone sits at its max
 // there, and the harness reports how long.
 const SpikeMax = 4
 
-// SpikeStartVUs and SpikeStages are seed 000's k6 sequence at the
+// SpikeStartVUs and SpikeStages are the k6 stages of Grafana's post on autoscaling Loki queries with KEDA at the
 // published scale: 5 → 50 VUs over 2 min, 50 for 1 min, 50 → 100 in 30 s
 // and back to 50 in 30 s, the spike again, 50 → 0 over 2 min.
 const SpikeStartVUs = 5
@@ -45,7 +45,7 @@ func spikeProfile(p Profile) load.Profile {
 	return lp
 }
 
-// Spike: seed 000's staged profile with its two spikes against a zone with
+// Spike: the staged profile of Grafana's post on autoscaling Loki queries with KEDA with its two spikes against a zone with
 // the run's policy (step or hpa). It records the replicas, the signal (the
 // zone's query on the Prometheus of the run) and the threshold every sample
 // ("signal" records), and passes when the replicas follow the signal within
@@ -125,7 +125,7 @@ func Spike() Scenario {
 // the zone's own settings as the console resolved them: threshold,
 // tolerances, min and max, and windows of one effective polling interval
 // (the polling interval rounded up to whole scheduler intervals) plus the
-// stabilization window of each direction. For step it is seed 002's
+// stabilization window of each direction. For step it is the step policy's
 // thresholds in the signal's units: an UP is due once the signal is over
 // 75 % of the zone's in-flight capacity (step's mean trigger is 50 %), within
 // one scheduler interval plus the up cooldown; a DOWN only once it is under

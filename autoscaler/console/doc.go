@@ -1,6 +1,6 @@
 // Package console is the reference console's HTTP API: a thin layer over
-// the autoscaler controller and its store (seed 002 "The bounds", "Who runs
-// it", "Audit and logs").
+// the autoscaler controller and its store (Ramen 0.7.5's autoscaling notes ("The bounds", "Who runs
+// it", "Audit and logs")).
 //
 //	GET  /api/v1/groups/{g}/zones/{z}/workers    count (+ max, readiness, last decision for admins of g)
 //	PUT  /api/v1/groups/{g}/zones/{z}/workers    {"max_count": N} and/or {"count": N}

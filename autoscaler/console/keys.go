@@ -17,7 +17,7 @@ import (
 // Role is what an API key may do.
 type Role string
 
-// Roles (seed 002 "The bounds": only a super admin or a group admin of the
+// Roles (Ramen 0.7.5's autoscaling notes, "The bounds": only a super admin or a group admin of the
 // group sees and sets the max; viewers and MCP users see the count only).
 const (
 	RoleSuperAdmin Role = "super_admin"

@@ -6,7 +6,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 )
 
-// The zone policy API (issue 3):
+// The zone policy API:
 //
 //	GET /api/v1/groups/{g}/zones/{z}/policy   controller.PolicyView
 //	PUT /api/v1/groups/{g}/zones/{z}/policy   controller.PolicySpec -> controller.PolicyView

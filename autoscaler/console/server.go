@@ -407,7 +407,7 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 }
 
 // AutoscaleConfigJSON is GET /api/v1/config/autoscale: the step policy's
-// settings as the console runs them (seed 002 "How it decides"), read-only,
+// settings as the console runs them (Ramen 0.7.5's autoscaling notes, "How it decides"), read-only,
 // so a harness can judge cooldowns and thresholds against the target's own
 // configuration. Seconds may be fractional.
 type AutoscaleConfigJSON struct {

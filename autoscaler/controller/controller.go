@@ -20,7 +20,7 @@ import (
 // Actor of the scheduler's rounds in the audit log and logs.
 const ActorScheduler = "scheduler"
 
-// Audit actions (seed 002 "Audit and logs").
+// Audit actions (Ramen 0.7.5's autoscaling notes, "Audit and logs").
 const (
 	AuditAutoscale     = "workers.autoscale"
 	AuditMaxCount      = "workers.max_count"
@@ -44,7 +44,7 @@ const (
 	MaxInterval = time.Hour
 	// MinInterval is the shortest scheduler interval: below it a pass over
 	// every zone would run back to back and burn a core (time-scaled test
-	// profiles use 2 s; the seed's load test 20 s).
+	// profiles use 2 s; the published load test 20 s).
 	MinInterval = 100 * time.Millisecond
 	// DefaultConcurrency is how many zones a scheduler pass works on at once.
 	DefaultConcurrency = 16

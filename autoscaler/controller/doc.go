@@ -2,7 +2,7 @@
 // package autoscaler: it owns the clock and the per-zone state, discovers and
 // scrapes a zone's workers, asks the policy for a decision, applies it
 // through the scale target, persists it in the store, audits it and logs it
-// (seed 002 "Who runs it", "How it decides", "Audit and logs").
+// (Ramen 0.7.5's autoscaling notes ("Who runs it", "How it decides", "Audit and logs")).
 //
 // It also applies the forced changes of the API (a max or a count set by an
 // admin) and runs the auto-rebalance scheduler, which visits every group ×

@@ -28,7 +28,7 @@ func (ch Change) AuditAction() string {
 	return AuditCount
 }
 
-// SetMax sets a zone's max (seed 002 "The bounds"); see Apply.
+// SetMax sets a zone's max (Ramen 0.7.5's autoscaling notes, "The bounds"); see Apply.
 func (c *Controller) SetMax(ctx context.Context, actor, group, zone string, maxCount int) (ZoneView, error) {
 	return c.Apply(ctx, actor, group, zone, Change{MaxCount: &maxCount})
 }
@@ -206,7 +206,7 @@ func (c *Controller) invalid(actor, group, zone, action string, err *ValidationE
 }
 
 // Rebalance runs a Round now for the API and audits workers.rebalance with
-// the actor who pressed it (seed 002 "Who runs it").
+// the actor who pressed it (Ramen 0.7.5's autoscaling notes, "Who runs it").
 func (c *Controller) Rebalance(ctx context.Context, actor, group, zone string) (autoscaler.Decision, error) {
 	d, err := c.Round(ctx, group, zone, actor)
 	if errors.Is(err, ErrNotFound) {

@@ -1,6 +1,6 @@
 package controller
 
-// The hpa adapter (issue 3): per-zone policy dispatch for the rounds of
+// The hpa adapter: per-zone policy dispatch for the rounds of
 // round.go. A step zone runs Options.Policy as before. For an hpa zone the
 // controller
 //

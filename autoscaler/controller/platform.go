@@ -30,11 +30,11 @@ type Scraper interface {
 
 // Policy decides one round for one zone. It must be pure: the controller
 // passes the zone's state, this round's observation and the round's time.
-// StepPolicy adapts the seed-002 step policy; another one (an HPA-like
+// StepPolicy adapts the step policy of Ramen 0.7.5's autoscaling notes; another one (an HPA-like
 // policy) plugs in the same way.
 type Policy func(st autoscaler.ZoneState, obs autoscaler.Observation, now time.Time) (autoscaler.Decision, autoscaler.ZoneState)
 
-// StepPolicy returns the seed-002 step policy with cfg.
+// StepPolicy returns the step policy of Ramen 0.7.5's autoscaling notes with cfg.
 func StepPolicy(cfg autoscaler.StepConfig) Policy {
 	return func(st autoscaler.ZoneState, obs autoscaler.Observation, now time.Time) (autoscaler.Decision, autoscaler.ZoneState) {
 		return autoscaler.Step(cfg, st, obs, now)

@@ -1,9 +1,9 @@
 package controller
 
-// Per-zone decision policy (issue 3): a zone runs the seed-002 step policy
+// Per-zone decision policy: a zone runs the step policy of Ramen 0.7.5's autoscaling notes
 // (the default) or the hpa policy of autoscaler/hpa.go on a PromQL query.
 //
-// The bounds rule. A zone's max_count (seed 002 "The bounds") stays the hard
+// The bounds rule. A zone's max_count (Ramen 0.7.5's autoscaling notes, "The bounds") stays the hard
 // upper bound of every policy:
 //
 //   - hpa.max_replicas defaults to the zone's max_count, and a policy whose
@@ -68,7 +68,7 @@ type PolicySpec struct {
 // every time by 10).
 type HPASpec struct {
 	// Query is the PromQL instant query. "%s" is replaced by the group (as
-	// the seed writes its namespace), "$group" and "$zone" by the group and
+	// the post writes its namespace), "$group" and "$zone" by the group and
 	// the zone. The values of the series it returns are summed.
 	Query string `json:"query"`
 	// Threshold is KEDA's trigger threshold: the value per replica for

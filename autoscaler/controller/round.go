@@ -182,7 +182,7 @@ type PassReport struct {
 	Errors  int           `json:"errors"`
 }
 
-// Pass visits every group × zone once (seed 002: "Since 0.7.5 it visits
+// Pass visits every group × zone once (Ramen 0.7.5's autoscaling notes: "Since 0.7.5 it visits
 // every group × zone each interval"), Concurrency zones at a time, as actor
 // ActorScheduler. Holds are written to the store in one transaction at the
 // end. It stops early when ctx ends.

@@ -16,7 +16,7 @@ import (
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 )
 
-// The worker metrics the controller reads (seed 002 "How it decides": each
+// The worker metrics the controller reads (Ramen 0.7.5's autoscaling notes, "How it decides": each
 // worker reports its in-flight calls, its in-flight limit and its total call
 // count). The worker package exports the same names.
 const (

@@ -22,7 +22,7 @@ import (
 	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
-// Environment variables of seed 002 that set the console's flags' defaults
+// Environment variables of Ramen 0.7.5 that set the console's flags' defaults
 // (a flag given on the command line wins).
 const (
 	envUpCooldown   = "RAMEN_AUTOSCALE_UP_COOLDOWN_SECS"

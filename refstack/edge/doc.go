@@ -1,6 +1,6 @@
 // Package edge is the reference system's edge: it routes an MCP call for one
 // group × zone to a ready worker of that zone, like the load balancer in
-// front of seed 002's workers.
+// front of the workers.
 //
 // HTTP surface of Handler:
 //
@@ -13,7 +13,7 @@
 // Config.Interval), the one with the fewest calls the edge itself has in
 // flight to it; ties go round-robin. The worker's response (status,
 // Content-Type, Retry-After, body) is copied back unchanged, so a worker's
-// 429 at its in-flight limit (seed 002's back-pressure) reaches the client as
+// 429 at its in-flight limit (the intended back-pressure) reaches the client as
 // it was sent.
 //
 // A call is never sent twice to workers once it may have reached one: only a

@@ -19,7 +19,7 @@ const (
 	// MetricInflightRequests is a summary, labels group, zone, with quantiles
 	// 0.5, 0.75, 0.9, 0.99 over the last minute: the zone's in-flight requests
 	// (queued + running, the request itself included) observed at each
-	// request's start and end. It is seed 000's signal (Cortex's
+	// request's start and end. It is the signal of Grafana's post on autoscaling Loki queries with KEDA (Cortex's
 	// cortex_query_scheduler_inflight_requests), read as
 	// sum(max_over_time(scaleproof_edge_inflight_requests{quantile="0.75"}[2m])).
 	MetricInflightRequests = "scaleproof_edge_inflight_requests"

@@ -2,7 +2,7 @@
 // go-sdk, stateless, JSON responses) with one tool, "work", that holds a call
 // for a given number of milliseconds, behind an in-flight limit.
 //
-// It mirrors the worker of seed 002 ("Ramen scales the workers, not the
+// It mirrors the worker of Ramen 0.7.5's autoscaling notes ("Ramen scales the workers, not the
 // cloud"): each worker reports its in-flight calls, the in-flight limit it
 // runs with (RAMEN_MAX_INFLIGHT, default 32) and its total call count, and it
 // refuses calls beyond its limit with HTTP 429 (the intended back-pressure

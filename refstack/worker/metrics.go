@@ -3,7 +3,7 @@ package worker
 import "github.com/prometheus/client_golang/prometheus"
 
 // Metric names a worker serves on GET /metrics (no labels). The console's
-// scraper reads them to make seed 002's decision: a worker is high over 80 %
+// scraper reads them to make the step policy's decision: a worker is high over 80 %
 // of its limit, low under 30 %, and calls per second come from the change of
 // MetricCallsTotal between two scrapes.
 const (

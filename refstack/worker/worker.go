@@ -22,7 +22,7 @@ import (
 // Defaults and bounds of a worker.
 const (
 	// EnvMaxInflight names the environment variable holding the in-flight
-	// limit (seed 002: RAMEN_MAX_INFLIGHT, default 32).
+	// limit (Ramen 0.7.5's autoscaling notes: RAMEN_MAX_INFLIGHT, default 32).
 	EnvMaxInflight = "RAMEN_MAX_INFLIGHT"
 	// DefaultMaxInflight is the in-flight limit when none is configured.
 	DefaultMaxInflight = 32

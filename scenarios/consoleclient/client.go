@@ -1,5 +1,5 @@
 // Package consoleclient is the harness's client for the console API of
-// seed 002 (the reference console or any autoscaler that serves the same
+// Ramen 0.7.5's autoscaling notes (the reference console or any autoscaler that serves the same
 // API). It returns HTTP statuses as values: scenarios judge them.
 //
 // Must not import other packages of this module.

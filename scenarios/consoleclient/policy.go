@@ -13,7 +13,7 @@ type Policy struct {
 	HPA    *HPASpec `json:"hpa,omitempty"`
 }
 
-// HPASpec is an hpa zone's settings (issue 3). Nil and empty fields are
+// HPASpec is an hpa zone's settings. Nil and empty fields are
 // left out of a PUT, so the console's defaults apply.
 type HPASpec struct {
 	Query                  string       `json:"query"`

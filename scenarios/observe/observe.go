@@ -1,5 +1,5 @@
 // Package observe watches the system under test while a scenario runs: the
-// console's /readyz (every 1 s with a 5 s timeout, seed 002 "Load tests") and
+// console's /readyz (every 1 s with a 5 s timeout, Ramen 0.7.5's autoscaling notes, "Load tests") and
 // a zone's count, max, ready and last decision (every 1 s). Waits are
 // event-driven on the sample stream (e2e-framework's wait.For shape), never
 // sleeps.

@@ -39,7 +39,7 @@ type Endpoints struct {
 	Keys       Keys
 	// PrometheusURL is a Prometheus that scrapes the system under test (the
 	// edge's in-flight summary, the console's zone gauges); "" when none.
-	// The spike scenario reads hpa zones' signal from it (issue 3).
+	// The spike scenario reads hpa zones' signal from it.
 	PrometheusURL string
 }
 

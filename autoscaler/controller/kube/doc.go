@@ -1,6 +1,6 @@
 // Package kube is the in-cluster platform of the reference autoscaler: a
 // controller.ScaleTarget, a controller.Discovery and an edge.Discovery over
-// client-go (issue 5, "In-cluster ScaleTarget and discovery").
+// client-go.
 //
 // The objects it expects, in one namespace (deploy/ renders them):
 //

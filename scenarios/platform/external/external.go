@@ -1,6 +1,6 @@
 // Package external is the platform for a system scaleproof did not deploy:
 // an autoscaler that is not ours (or ours, deployed by someone else) that
-// serves seed 002's console API and an edge with /g/{group}/z/{zone}/mcp.
+// serves the console API of Ramen 0.7.5's autoscaling notes and an edge with /g/{group}/z/{zone}/mcp.
 // Up only checks that both answer; Down deploys nothing and deletes nothing.
 //
 // Must not import scenarios/.

@@ -321,8 +321,8 @@ func (f *Fleet) probeOnce(ctx context.Context) {
 	f.mu.Unlock()
 }
 
-// Readiness probe settings, as a pod's readinessProbe: timeoutSeconds (seed
-// 002: "probes use a 5 s timeout"; 2 s here, where a probe is loopback) and
+// Readiness probe settings, as a pod's readinessProbe: timeoutSeconds
+// (Ramen 0.7.5: "probes use a 5 s timeout"; 2 s here, where a probe is loopback) and
 // failureThreshold 3 (the Kubernetes default).
 const (
 	probeTimeout          = 2 * time.Second

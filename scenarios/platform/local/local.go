@@ -51,11 +51,11 @@ type Config struct {
 	ProbeInterval time.Duration // fleet readiness probe interval (500 ms when zero)
 	Discovery     time.Duration // edge --discovery-interval (500 ms when zero)
 	Log           *slog.Logger
-	// Prometheus: whether and how the platform runs Prometheus (issue 3,
-	// prometheus.go); the zero value runs none.
+	// Prometheus: whether and how the platform runs Prometheus
+	// (prometheus.go); the zero value runs none.
 	Prometheus PrometheusConfig
-	// InflightMaxAge is the edge's --inflight-max-age, the window of seed
-	// 000's in-flight summary (0: the edge's default, 1 min).
+	// InflightMaxAge is the edge's --inflight-max-age, the window of
+	// the edge's in-flight summary (0: the edge's default, 1 min).
 	InflightMaxAge time.Duration
 	// Faults are planted bugs (internal/faults) for the self-test and
 	// tests, never set by `scaleproof run`: each goes to the --fault flag of

@@ -20,7 +20,7 @@ const (
 	PrometheusOff = "off"
 )
 
-// PrometheusConfig is the local platform's Prometheus (issue 3): the
+// PrometheusConfig is the local platform's Prometheus: the
 // metric source of hpa zones and the harness's view of their signal.
 type PrometheusConfig struct {
 	// Mode is PrometheusAuto, PrometheusOff ("" is off), or the base URL of
