@@ -383,35 +383,59 @@ func FactFirstUpProportional(cs ContractSettings, tr Trace, ch []Change) *report
 		if c.Kind != "up" {
 			continue
 		}
-		l, ok := loadAt(tr, c.At)
+		p, ok := proportionalTarget(cs, tr, c)
 		if !ok {
 			return nil
 		}
-		ready := max(1, min(readyBefore(tr.Samples, c.At), c.From))
-		mean := min(1, float64(l.VUs)/float64(ready*max(cs.MaxInflight, 1)))
-		if mean < cs.MeanUpFraction || cs.MeanUpFraction <= 0 || cs.TargetRPS <= 0 {
-			return nil // not far above the thresholds: nothing to size
-		}
-		rate, hasRate := rateBefore(l, c.At, cs.Interval)
-		perWorker := rate / float64(ready)
-		f := meanSlack * mean / cs.MeanUpFraction
-		if hasRate {
-			f = max(f, rateSlack*perWorker/cs.TargetRPS)
-		}
-		want := min(tr.Max, max(c.From+1, int(math.Ceil(float64(ready)*f-1e-9))))
 		return fact("the first step up under load goes straight to the proportional target, not +1",
-			c.To >= want, "up %d->%d %s into the load; target at least %d = min(max %d, ceil(%d ready × max(%.0f%% mean in-flight / %.0f%%, %.0f calls/s per worker / %g))) from the harness's load, allowing it to read 10%%/20%% high (settings from %s)",
-			c.From, c.To, secs(c.At.Sub(l.Start)), want, tr.Max, ready, mean*100, cs.MeanUpFraction*100, perWorker, cs.TargetRPS, cs.Source)
+			c.To >= p.want, "up %d->%d %s into the load; target at least %d = min(max %d, ceil(%d ready × max(%.0f%% mean in-flight / %.0f%%, %.0f calls/s per worker / %g))) from the harness's load, allowing it to read 10%%/20%% high (settings from %s)",
+			c.From, c.To, secs(c.At.Sub(p.load.Start)), p.want, tr.Max, p.ready, p.mean*100, cs.MeanUpFraction*100, p.perWorker, cs.TargetRPS, cs.Source)
 	}
 	return nil
+}
+
+// proportional is the step up the harness's load asked for at a change.
+type proportional struct {
+	load      LoadWindow
+	ready     int
+	mean      float64 // the mean in-flight share, 0..1
+	perWorker float64 // ok calls per second per ready worker over the interval before the step
+	want      int     // the proportional target, read leniently (see FactFirstUpProportional)
+}
+
+// proportionalTarget estimates the proportional target of step up c from the
+// harness's own load; ok is false when c came under no load or a load not
+// far above the thresholds (nothing to size).
+func proportionalTarget(cs ContractSettings, tr Trace, c Change) (proportional, bool) {
+	l, ok := loadAt(tr, c.At)
+	if !ok {
+		return proportional{}, false
+	}
+	ready := max(1, min(readyBefore(tr.Samples, c.At), c.From))
+	mean := min(1, float64(l.VUs)/float64(ready*max(cs.MaxInflight, 1)))
+	if mean < cs.MeanUpFraction || cs.MeanUpFraction <= 0 || cs.TargetRPS <= 0 {
+		return proportional{}, false
+	}
+	rate, hasRate := rateBefore(l, c.At, cs.Interval)
+	perWorker := rate / float64(ready)
+	f := meanSlack * mean / cs.MeanUpFraction
+	if hasRate {
+		f = max(f, rateSlack*perWorker/cs.TargetRPS)
+	}
+	want := min(tr.Max, max(c.From+1, int(math.Ceil(float64(ready)*f-1e-9))))
+	return proportional{load: l, ready: ready, mean: mean, perWorker: perWorker, want: want}, true
 }
 
 // FactTimeToMax: under a load that starts below the max, the count reaches
 // the max (the console's decision time) no later than the up cooldown still
 // to run at the load's start + one scheduler interval + one sample (Slack)
-// for the round's own scrape and the scheduler's jitter. The workers' ready time is reported beside it
-// (from the 1 s samples). Nil when the load started at the max or is too
-// small to ask for it (fewer VUs than max × in-flight limit × mean-up).
+// for the round's own scrape and the scheduler's jitter. When the first step
+// up was all the load it saw asked for but short of the max (the
+// proportional target early in the load, before the console had a rate of
+// it), the max is due one up cooldown + one interval + Slack after that
+// step instead. The workers' ready time is reported beside it (from the 1 s
+// samples). Nil when the load started at the max or is too small to ask for
+// it (fewer VUs than max × in-flight limit × mean-up).
 func FactTimeToMax(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	if len(tr.Loads) == 0 || tr.Max < 2 {
 		return nil
@@ -434,9 +458,27 @@ func FactTimeToMax(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	left := max(0, last.At.Add(cs.UpCooldown).Sub(l.Start))
 	bound := left + cs.Interval + cs.Slack
 	name := fmt.Sprintf("count reaches %d within the up cooldown left + one scheduler interval of the load's start", tr.Max)
-	for _, c := range ch {
+	var first *Change // the first step up under the load, when it fell short of the max
+	for i, c := range ch {
+		if c.At.After(l.Start) && c.Kind == "up" && c.To < tr.Max && first == nil {
+			first = &ch[i]
+			// A first step that was as big as the load it saw asked for, but
+			// short of the max (early in the load, before the console had a
+			// calls-per-second rate of it, the in-flight mean alone, capped
+			// by the limit, asks for at most twice the ready workers): the
+			// max may take one more step, due one up cooldown + one interval
+			// after the first.
+			if p, ok := proportionalTarget(cs, tr, c); ok && p.want < tr.Max && c.To >= p.want {
+				bound = c.At.Sub(l.Start) + cs.UpCooldown + cs.Interval + cs.Slack
+				name = fmt.Sprintf("count reaches %d within the up cooldown left + one scheduler interval of the load's start (one more step when the first was all the load asked for yet)", tr.Max)
+			}
+		}
 		if c.At.After(l.Start) && c.Kind == "up" && c.To >= tr.Max {
 			took := c.At.Sub(l.Start)
+			if first != nil && bound > left+cs.Interval+cs.Slack {
+				return fact(name, took <= bound, "decided %s into the load, after a first step up %d->%d at %s, all the load it saw asked for (the proportional target then); bound %s = %s + %s up cooldown + %s interval + %s slack (settings from %s)",
+					secs(took), first.From, first.To, secs(first.At.Sub(l.Start)), secs(bound), secs(first.At.Sub(l.Start)), secs(cs.UpCooldown), secs(cs.Interval), secs(cs.Slack), cs.Source)
+			}
 			ready := "not all ready in the samples"
 			for _, s := range tr.Samples {
 				if s.Err == "" && !s.At.Before(c.At) && s.Ready >= tr.Max {

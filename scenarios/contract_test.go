@@ -329,3 +329,35 @@ func TestTimeToMaxOnlyUnderLoadThatAsksForIt(t *testing.T) {
 		t.Fatalf("20 VUs judged: %+v", f)
 	}
 }
+
+// A first step up that was all the load it saw asked for (1.5 s into the
+// load, the rate over the interval before it is 120 calls/s: target 2) may
+// be followed by one more step to the max, due one up cooldown + one
+// interval later; a first step short of its target (3) gets no such grace.
+func TestTimeToMaxAllowsOneStepWithoutRate(t *testing.T) {
+	cases := []struct {
+		name          string
+		first, second float64 // times of the steps 1->2 and 2->3
+		want          bool
+	}{
+		{"first step on target, second in time", 2.5, 6.5, true}, // bound 1.5 + 3 + 2 + 1 = 7.5 s into the load
+		{"first step on target, second late", 2.5, 9.5, false},   // 8.5 s > 7.5 s
+		{"first step short of its target", 3.5, 8, false},        // 2.5 s into the load (a full interval): bound 2 + 2 + 1 = 5 s
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, tr := goodSustained()
+			evs := []ev{
+				{0, "workers.max_count", "", "0", "3", ""},
+				{0, "workers.count", "", "0", "1", "zone created"},
+				{c.first, "workers.autoscale", "up", "1", "2", "mean in-flight 100%"},
+				{c.second, "workers.autoscale", "up", "2", "3", "mean in-flight 100%"},
+			}
+			tr.Audit = entries(evs)
+			f := FactTimeToMax(quickSettings, tr, Changes(tr.Audit))
+			if f == nil || f.Passed != c.want {
+				t.Fatalf("passed want %v, got %+v", c.want, f)
+			}
+		})
+	}
+}
