@@ -69,6 +69,7 @@ Exit codes: 0 pass, 1 a scenario failed, 2 bad usage, 3 platform error, 130 inte
 		Short: "Print the version",
 		Run:   func(c *cobra.Command, _ []string) { fmt.Fprintln(c.OutOrStdout(), "scaleproof", version, commit) },
 	})
+	root.AddCommand(newLoadCmd()) // load: k6-style executors and thresholds against one target
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
 	})
