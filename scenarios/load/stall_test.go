@@ -34,9 +34,9 @@ func stallServer(t *testing.T, period, stall time.Duration) *httptest.Server {
 
 // TestStallShowsInOpenModelOnly: a target that stalls 1 s every 10 s
 // (time-scaled 10×: 100 ms every 1 s of real time), 30 s of load at about
-// 20 calls/s either way. The open model (constant-arrival-rate 20/s)
+// 40 calls/s either way. The open model (constant-arrival-rate 40/s)
 // measures from each scheduled start, so the ~10 % of iterations due
-// during a stall carry it and p99 shows it. The closed model (1 VU, 50 ms
+// during a stall carry it and p99 shows it. The closed model (1 VU, 20 ms
 // think time) has one call stuck per stall and goes on: its p99 stays
 // calm, though its max shows the stall happened. Latencies are nominal
 // (the engine's scaled clock).
@@ -49,12 +49,12 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 		var m *Metrics
 		var err error
 		if open {
-			p := ConstantArrivalRate(20, time.Second, 30*time.Second, 5, 100)
+			p := ConstantArrivalRate(40, time.Second, 30*time.Second, 5, 200)
 			p.GracefulStop = 5 * time.Second
 			m, err = RunArrival(context.Background(), p, exec, WithClock(clk))
 		} else {
 			p := ConstantVUs(1, 30*time.Second)
-			p.ThinkTime = 50 * time.Millisecond
+			p.ThinkTime = 20 * time.Millisecond
 			p.GracefulStop = 5 * time.Second
 			p.MaxIterations = 5000
 			m, err = Run(context.Background(), p, exec, WithClock(clk))
@@ -69,9 +69,9 @@ func TestStallShowsInOpenModelOnly(t *testing.T) {
 	}
 	open, closed := run(t, true), run(t, false)
 	ol, cl := open.Latencies(), closed.Latencies()
-	t.Logf("open model   (constant-arrival-rate 20/s): %d calls, p50 %v p95 %v p99 %v max %v, dropped %d",
+	t.Logf("open model   (constant-arrival-rate 40/s): %d calls, p50 %v p95 %v p99 %v max %v, dropped %d",
 		ol.Count, ol.P50, ol.P95, ol.P99, ol.Max, open.DroppedIterations())
-	t.Logf("closed-loop  (1 VU, 50 ms think time):     %d calls, p50 %v p95 %v p99 %v max %v",
+	t.Logf("closed-loop  (1 VU, 20 ms think time):     %d calls, p50 %v p95 %v p99 %v max %v",
 		cl.Count, cl.P50, cl.P95, cl.P99, cl.Max)
 	if ol.P99 < 500*time.Millisecond {
 		t.Errorf("open model p99 %v: the 1 s stalls do not show", ol.P99)
