@@ -67,7 +67,7 @@ func main() {
 
 func client(args []string) error {
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
-	engine := fs.String("engine", "ours", "ours, ours-open or vegeta")
+	engine := fs.String("engine", "ours", "ours (fast client), ours-nethttp, ours-open (constant-arrival-rate at -rate) or vegeta")
 	url := fs.String("url", "", "target (127.0.0.1 only)")
 	conns := fs.Int("conns", 64, "connections (VUs, workers)")
 	d := fs.Duration("d", 5*time.Second, "duration")
@@ -84,12 +84,17 @@ func client(args []string) error {
 	start := time.Now()
 	rep := clientReport{Engine: *engine}
 	switch *engine {
-	case "ours", "ours-open":
-		hc := load.NewHTTPClient(*conns, 30*time.Second, nil)
-		exec := load.MCPToolCall(hc, *url, "work", map[string]any{"ms": 0}, nil)
+	case "ours", "ours-nethttp", "ours-open":
+		exec, err := load.MCPToolCallFast(*url, "work", map[string]any{"ms": 0}, nil,
+			load.FastOptions{VUs: *conns, Timeout: 30 * time.Second})
+		if err != nil {
+			return err
+		}
+		if *engine == "ours-nethttp" {
+			exec = load.MCPToolCall(load.NewHTTPClient(*conns, 30*time.Second, nil), *url, "work", map[string]any{"ms": 0}, nil)
+		}
 		var m *load.Metrics
-		var err error
-		if *engine == "ours" {
+		if *engine != "ours-open" {
 			p := load.ConstantVUs(*conns, *d)
 			p.GracefulStop = 5 * time.Second
 			m, err = load.Run(context.Background(), p, exec)
@@ -147,7 +152,7 @@ func drive(args []string) error {
 	repeat := fs.Int("repeat", 3, "runs per generator (interleaved); the table shows medians")
 	clientCPU := fs.String("client-cpu", "0", "taskset CPU list for the clients")
 	workerCPU := fs.String("worker-cpu", "1", "taskset CPU list for the worker")
-	engines := fs.String("engines", "ours,vegeta,wrk", "generators to run")
+	engines := fs.String("engines", "ours,ours-nethttp,vegeta,wrk", "generators to run")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
