@@ -108,6 +108,9 @@ type loadConfig struct {
 	Thresholds       []thresholdSpec `json:"thresholds"`
 
 	Artifacts string `json:"artifacts"`
+	// Client is "fast" (default: one raw HTTP/1.1 connection per VU, for
+	// http:// MCP targets) or "net/http" (Go's client; always for https).
+	Client string `json:"client"`
 }
 
 func newLoadCmd() *cobra.Command {
@@ -197,6 +200,10 @@ The results file is written either way.`,
 			set("timeout", func() { cfg.Timeout = duration(timeout) })
 			set("max-iterations", func() { cfg.MaxIterations = f.MaxIterations })
 			set("artifacts", func() { cfg.Artifacts = f.Artifacts })
+			set("client", func() { cfg.Client = f.Client })
+			if cfg.Client != "" && cfg.Client != "fast" && cfg.Client != "net/http" {
+				return withCode(exitUsage, fmt.Errorf("--client %q: have fast, net/http", cfg.Client))
+			}
 			if fl.Changed("stages") {
 				st, err := parseStages(stages)
 				if err != nil {
@@ -254,6 +261,7 @@ The results file is written either way.`,
 	fs.Int64Var(&f.MaxIterations, "max-iterations", load.DefaultMaxIterations, "safety bound on the iterations of the run")
 	fs.StringArrayVar(&thresholds, "threshold", nil, "METRIC OP VALUE[,abortOnFail][,delayAbortEval=D], e.g. 'p95<250ms' (repeatable)")
 	fs.StringVar(&f.Artifacts, "artifacts", "", "folder for results.jsonl (default $ARTIFACTS, else ./_artifacts/load-<time>)")
+	fs.StringVar(&f.Client, "client", "fast", "MCP over http://: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
 	fs.BoolVar(&quiet, "quiet", false, "no progress line")
 	return c
@@ -430,6 +438,13 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 			return nil, fmt.Errorf("--args %s: want a JSON object like '{\"ms\":200}'", raw)
 		}
 		p.exec = load.MCPToolCall(hc, cfg.URL, cfg.Tool, args, h)
+		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") {
+			fast, err := load.MCPToolCallFast(cfg.URL, cfg.Tool, args, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
+			if err != nil {
+				return nil, err
+			}
+			p.exec = fast
+		}
 		p.target = fmt.Sprintf("MCP tools/call %s at %s", cfg.Tool, cfg.URL)
 	} else {
 		if len(cfg.Args) > 0 && string(cfg.Args) != "{}" {

@@ -74,7 +74,7 @@ func TestLoadCommand(t *testing.T) {
 		want     []string // in the output
 	}{
 		{"constant-vus passes", []string{"--url", srv.URL + "/mcp", "--tool", "echo", "--bearer", "k1", "--vus", "2",
-			"--duration", "300ms", "--max-iterations", "200", "--threshold", "rate_ok>0.99"},
+			"--duration", "300ms", "--max-iterations", "200", "--threshold", "rate_ok>0.99", "--client", "net/http"},
 			0, []string{"closed-loop", "calls ok", "✓ rate_ok>0.99"}},
 		{"threshold crossed is 99", []string{"--url", srv.URL + "/limited", "--tool", "echo", "--bearer", "k1",
 			"--vus", "1", "--duration", "300ms", "--max-iterations", "40", "--threshold", "rate_429<0.05"},
