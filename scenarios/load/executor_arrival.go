@@ -370,14 +370,15 @@ func (a *arrival) iterate(v *arrivalVU, scheduled time.Time) {
 	id := v.id
 	n := a.issued.Add(1) - 1
 	a.m.iterationStarted(scheduled)
-	ictx, cancel := context.WithCancelCause(a.hardCtx)
+	// Nothing cancels one iteration alone here (no ramp-down), so the run's
+	// context serves every iteration.
+	ictx := a.hardCtx
 	res := a.exec(ictx, id, n)
 	end := a.cfg.clock.Now()
 	var cause error
 	if ictx.Err() != nil {
 		cause = context.Cause(ictx)
 	}
-	cancel(nil)
 	res = complete(res, id, n, scheduled, end, cause)
 	a.m.record(res)
 	a.idle <- v // free again before its result is streamed (capacity maxVUs)

@@ -91,16 +91,23 @@ type fastMCP struct {
 }
 
 type fastConn struct {
-	c   net.Conn
-	br  *bufio.Reader
-	req []byte // request buffer, reused
-	buf []byte // body buffer, reused
+	c       net.Conn
+	mu      sync.Mutex // guards live, for the context watcher
+	live    net.Conn   // c, as the watcher sees it
+	watched context.Context
+	unwatch func() bool
+	br      *bufio.Reader
+	req     []byte // request buffer, reused
+	buf     []byte // body buffer, reused
 }
 
 func (c *fastConn) close() {
 	if c.c != nil {
 		_ = c.c.Close()
 		c.c = nil
+		c.mu.Lock()
+		c.live = nil
+		c.mu.Unlock()
 	}
 }
 
@@ -127,6 +134,9 @@ func (f *fastMCP) exec(ctx context.Context, vu int, _ int64) Result {
 			c = countingConn{Conn: c, w: f.o.Wire}
 		}
 		fc.c = c
+		fc.mu.Lock()
+		fc.live = c
+		fc.mu.Unlock()
 		if fc.br == nil {
 			fc.br = bufio.NewReaderSize(c, 8<<10)
 		} else {
@@ -141,17 +151,36 @@ func (f *fastMCP) exec(ctx context.Context, vu int, _ int64) Result {
 	if d, ok := ctx.Deadline(); ok && (deadline.IsZero() || d.Before(deadline)) {
 		deadline = d
 	}
+	fc.watch(ctx)
 	_ = fc.c.SetDeadline(deadline)
-	var stop func() bool
-	if ctx.Done() != nil {
-		conn := fc.c
-		stop = context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	if ctx.Err() != nil { // done before the deadline was set: the watcher's cut may be lost
+		_ = fc.c.SetDeadline(time.Unix(1, 0))
 	}
 	res := f.roundTrip(ctx, fc, id)
-	if stop != nil && !stop() { // ctx ended meanwhile: the deadline was cut
+	if ctx.Err() != nil && fc.c != nil { // the deadline was cut: the connection may hold half an answer
 		fc.close()
 	}
 	return res
+}
+
+// watch makes ctx's end cut the connection's deadline. The engine hands a
+// VU the same context for many iterations, so the registration is kept
+// while the context stays the same.
+func (fc *fastConn) watch(ctx context.Context) {
+	if ctx == fc.watched || ctx.Done() == nil {
+		return
+	}
+	if fc.unwatch != nil {
+		fc.unwatch()
+	}
+	fc.watched = ctx
+	fc.unwatch = context.AfterFunc(ctx, func() {
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		if fc.live != nil {
+			_ = fc.live.SetDeadline(time.Unix(1, 0))
+		}
+	})
 }
 
 func (f *fastMCP) roundTrip(ctx context.Context, fc *fastConn, id int64) Result {
@@ -256,7 +285,10 @@ func (f *fastMCP) readResponse(ctx context.Context, fc *fastConn, id int64) (Res
 	if closeAfter {
 		fc.close()
 	}
-	status := strconv.Itoa(code) + " " + http.StatusText(code)
+	status := ""
+	if code < 200 || code > 299 {
+		status = strconv.Itoa(code) + " " + http.StatusText(code)
+	}
 	switch {
 	case code >= 200 && code <= 299:
 	case code == http.StatusTooManyRequests:
