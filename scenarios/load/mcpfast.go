@@ -65,6 +65,9 @@ func MCPToolCallFast(rawURL, tool string, args map[string]any, header http.Heade
 			continue
 		}
 		for _, v := range vs {
+			if !validHeader(ck, v) {
+				return nil, fmt.Errorf("load: header %q: not a valid HTTP header field", ck)
+			}
 			fmt.Fprintf(&head, "%s: %s\r\n", ck, v)
 		}
 	}
@@ -454,4 +457,23 @@ func topLevel(d []byte, pos int) bool {
 		}
 	}
 	return depth == 1 && !inStr
+}
+
+// validHeader rejects names that are not HTTP tokens and values with
+// control characters (CR, LF, NUL...), which would split the request.
+func validHeader(name, value string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range []byte(name) {
+		if c <= ' ' || c >= 0x7f || bytes.IndexByte([]byte(`"(),/:;<=>?@[\]{}`), c) >= 0 {
+			return false
+		}
+	}
+	for _, c := range []byte(value) {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }

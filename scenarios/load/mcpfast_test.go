@@ -35,3 +35,26 @@ func TestOKFastAgrees(t *testing.T) {
 		t.Error("the scan misses the common answer: no fast path")
 	}
 }
+
+func TestFastRejects(t *testing.T) {
+	cases := []struct {
+		name, url string
+		h         map[string][]string
+	}{
+		{"https", "https://127.0.0.1:1/mcp", nil},
+		{"not a URL", "::", nil},
+		{"no host", "http:///mcp", nil},
+		{"CRLF in a value", "http://127.0.0.1:1/mcp", map[string][]string{"X-A": {"b\r\nX-Injected: 1"}}},
+		{"space in a name", "http://127.0.0.1:1/mcp", map[string][]string{"X A": {"b"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := MCPToolCallFast(tc.url, "x", nil, tc.h, FastOptions{}); err == nil {
+				t.Errorf("accepted %q %v", tc.url, tc.h)
+			}
+		})
+	}
+	if _, err := MCPToolCallFast("http://127.0.0.1:1/mcp", "x", nil, map[string][]string{"Authorization": {"Bearer k\t1"}}, FastOptions{}); err != nil {
+		t.Errorf("valid header rejected: %v", err)
+	}
+}
