@@ -8,10 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -184,5 +188,63 @@ thresholds:
 	}
 	if _, code := execLoad(t, "--config", cfg); code != exitUsage {
 		t.Errorf("unknown key: exit %d, want 2", code)
+	}
+}
+
+// TestLoadInterrupted: Ctrl-C during `scaleproof load` stops it gracefully
+// with exit 130 and the results file says what was measured.
+func TestLoadInterrupted(t *testing.T) {
+	if builtHarness == "" {
+		t.Skip("runs scaleproof as a process; skipped in -short mode")
+	}
+	first := make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID int64 `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		once.Do(func() { close(first) })
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":{"content":[]}}`, req.ID)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd := exec.Command(builtHarness, "load", "--url", srv.URL+"/mcp", "--tool", "echo", "--vus", "2",
+		"--think-time", "10ms", "--duration", "10m", "--graceful-stop", "5s", "--artifacts", dir, "--quiet")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second): // a guard, not a synchronisation
+		_ = cmd.Process.Kill()
+		t.Fatal("no call reached the server")
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("scaleproof load did not exit after SIGINT:\n%s", out.String())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit %v, want %d:\n%s", err, exitInterrupted, out.String())
+	}
+	res, rerr := reports.Read(filepath.Join(dir, "results.jsonl"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if res.End == nil || res.End.ExitCode != exitInterrupted || len(res.Verdicts) != 1 || !res.Verdicts[0].Interrupted ||
+		len(res.Loads) != 1 || res.Loads[0].Calls.OK == 0 {
+		t.Errorf("results: end %+v verdicts %+v loads %d", res.End, res.Verdicts, len(res.Loads))
 	}
 }
