@@ -120,6 +120,10 @@ type Second struct {
 	// Dropped is the iterations an arrival-rate executor scheduled in this
 	// second but could not start (every VU busy); 0 for closed-loop load.
 	Dropped int64 `json:"dropped,omitempty"`
+	// Histogram is the second's latency HdrHistogram (microseconds, V2
+	// compressed, base64) when the writer ships it (scaleproof load), so
+	// that seconds of several load generators merge exactly.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // ScenarioStart is the "scenario" record: a scenario started on its own zone.

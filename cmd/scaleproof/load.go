@@ -596,11 +596,17 @@ watch:
 
 	// Write what was measured, whatever happened.
 	var inFlight int64
-	for _, sec := range m.Seconds() {
+	for i, sec := range m.Seconds() {
 		inFlight += sec.Started - sec.Completed
-		_ = w.Write(reports.KindSecond, reports.Second{Scenario: scenario, T: sec.Offset, VUs: sec.VUs,
+		rs := reports.Second{Scenario: scenario, T: sec.Offset, VUs: sec.VUs,
 			Calls: classCalls(sec.Classes), P50ms: msOf(sec.Latencies.P50), P95ms: msOf(sec.Latencies.P95),
-			P99ms: msOf(sec.Latencies.P99), InFlight: inFlight, Dropped: sec.Dropped})
+			P99ms: msOf(sec.Latencies.P99), InFlight: inFlight, Dropped: sec.Dropped}
+		if h := m.SecondHistogram(i); h != nil {
+			if b, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+				rs.Histogram = string(b)
+			}
+		}
+		_ = w.Write(reports.KindSecond, rs)
 	}
 	sum := summarize(m, p, scenario)
 	sum.AbortedReason = aborted

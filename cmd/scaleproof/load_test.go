@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -132,8 +133,23 @@ func checkLoadResults(t *testing.T, path string, code int) {
 		t.Errorf("load record %+v", l)
 	}
 	var sum int64
+	merged := hdr.New(1, int64(10*time.Minute/time.Microsecond), 2)
 	for _, s := range res.Seconds {
 		sum += s.Calls.Total()
+		if s.Histogram != "" {
+			h, err := hdr.Decode([]byte(s.Histogram))
+			if err != nil {
+				t.Fatalf("second %d histogram: %v", s.T, err)
+			}
+			merged.Merge(h)
+		}
+	}
+	// The seconds' histograms add up to the run's (interrupted calls have none).
+	if want := l.Iterations - l.Calls.Interrupted; merged.TotalCount() != want {
+		t.Errorf("per-second histograms hold %d calls, want %d", merged.TotalCount(), want)
+	}
+	if run, err := hdr.Decode([]byte(l.Histogram)); err != nil || run.TotalCount() != merged.TotalCount() {
+		t.Errorf("run histogram %v (err %v), per-second sum %d", run, err, merged.TotalCount())
 	}
 	if sum != l.Iterations {
 		t.Errorf("seconds add to %d calls, load record says %d", sum, l.Iterations)

@@ -331,6 +331,19 @@ func (m *Metrics) Seconds() []Second {
 	return out
 }
 
+// SecondHistogram is a copy of the latency histogram of per-second bucket
+// i (microseconds, 2 significant figures), nil when that second has no
+// latency. With Histogram it is what a load generator ships so that several
+// generators' results merge exactly (hdr Merge, then percentiles).
+func (m *Metrics) SecondHistogram(i int) *hdr.Histogram {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < 0 || i >= len(m.buckets) || m.buckets[i].hist == nil {
+		return nil
+	}
+	return hdr.Import(m.buckets[i].hist.Export())
+}
+
 // Snapshot returns the progress so far.
 func (m *Metrics) Snapshot() Snapshot {
 	m.mu.Lock()
