@@ -109,7 +109,7 @@ type loadConfig struct {
 
 	Artifacts string `json:"artifacts"`
 	// Client is "fast" (default: one raw HTTP/1.1 connection per VU, for
-	// http:// MCP targets) or "net/http" (Go's client; always for https).
+	// http:// targets) or "net/http" (Go's client; always for https).
 	Client string `json:"client"`
 }
 
@@ -261,7 +261,7 @@ The results file is written either way.`,
 	fs.Int64Var(&f.MaxIterations, "max-iterations", load.DefaultMaxIterations, "safety bound on the iterations of the run")
 	fs.StringArrayVar(&thresholds, "threshold", nil, "METRIC OP VALUE[,abortOnFail][,delayAbortEval=D], e.g. 'p95<250ms' (repeatable)")
 	fs.StringVar(&f.Artifacts, "artifacts", "", "folder for results.jsonl (default $ARTIFACTS, else ./_artifacts/load-<time>)")
-	fs.StringVar(&f.Client, "client", "fast", "MCP over http://: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http")
+	fs.StringVar(&f.Client, "client", "fast", "http:// targets: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http (Go's client; always for https)")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
 	fs.BoolVar(&quiet, "quiet", false, "no progress line")
 	return c
@@ -466,6 +466,13 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 			}
 		}
 		p.exec = load.HTTPCall(hc, method, cfg.URL, body, h)
+		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") && method != http.MethodHead && method != http.MethodConnect {
+			fast, err := load.HTTPCallFast(method, cfg.URL, body, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
+			if err != nil {
+				return nil, err
+			}
+			p.exec = fast
+		}
 		p.target = method + " " + cfg.URL
 	}
 	for _, t := range cfg.Thresholds {

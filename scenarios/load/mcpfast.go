@@ -39,10 +39,6 @@ type FastOptions struct {
 // anything else that is not HTTP/1.x is a bad_response. It returns an error
 // for a URL that is not http:// (use MCPToolCall for https).
 func MCPToolCallFast(rawURL, tool string, args map[string]any, header http.Header, o FastOptions) (Exec, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("load: fast MCP client wants an http://host[:port]/path URL, got %q", rawURL)
-	}
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -53,15 +49,43 @@ func MCPToolCallFast(rawURL, tool string, args map[string]any, header http.Heade
 	if err != nil {
 		return nil, fmt.Errorf("load: encode tools/call params: %w", err)
 	}
+	f, err := newFast(http.MethodPost, rawURL, header, o, true)
+	if err != nil {
+		return nil, err
+	}
+	f.params = params
+	return f.exec, nil
+}
+
+// HTTPCallFast is HTTPCall on the fast client (see MCPToolCallFast): same
+// request, same classification by status, for http:// URLs and any method
+// but HEAD and CONNECT. The body (nil for none) is sent with each request.
+func HTTPCallFast(method, rawURL string, body []byte, header http.Header, o FastOptions) (Exec, error) {
+	if method == http.MethodHead || method == http.MethodConnect || method == "" || !validHeader(method, "") {
+		return nil, fmt.Errorf("load: fast HTTP client: method %q not supported (use HTTPCall)", method)
+	}
+	f, err := newFast(method, rawURL, header, o, false)
+	if err != nil {
+		return nil, err
+	}
+	f.body = append([]byte(nil), body...)
+	return f.exec, nil
+}
+
+func newFast(method, rawURL string, header http.Header, o FastOptions, mcp bool) (*fastMCP, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme != "http" || u.Host == "" {
+		return nil, fmt.Errorf("load: fast client wants an http://host[:port]/path URL, got %q", rawURL)
+	}
 	addr := u.Host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
 	var head bytes.Buffer
-	fmt.Fprintf(&head, "POST %s HTTP/1.1\r\nHost: %s\r\n", u.RequestURI(), u.Host)
+	fmt.Fprintf(&head, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, u.RequestURI(), u.Host)
 	for k, vs := range header {
 		ck := http.CanonicalHeaderKey(k)
-		if ck == "Content-Length" || ck == "Host" || ck == "Content-Type" || ck == "Accept" {
+		if ck == "Content-Length" || ck == "Host" || ck == "Transfer-Encoding" || (mcp && (ck == "Content-Type" || ck == "Accept")) {
 			continue
 		}
 		for _, v := range vs {
@@ -71,18 +95,23 @@ func MCPToolCallFast(rawURL, tool string, args map[string]any, header http.Heade
 			fmt.Fprintf(&head, "%s: %s\r\n", ck, v)
 		}
 	}
-	head.WriteString("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: ")
-	f := &fastMCP{addr: addr, head: head.Bytes(), params: params, o: o,
+	if mcp {
+		head.WriteString("Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n")
+	}
+	head.WriteString("Content-Length: ")
+	f := &fastMCP{addr: addr, head: head.Bytes(), mcp: mcp, o: o,
 		dialer: net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}}
 	f.conns = make([]*fastConn, max(o.VUs, 0))
 	for i := range f.conns {
 		f.conns[i] = &fastConn{}
 	}
 	f.pool.New = func() any { return &fastConn{} }
-	return f.exec, nil
+	return f, nil
 }
 
 type fastMCP struct {
+	mcp    bool   // tools/call (params) or plain HTTP (body)
+	body   []byte // plain HTTP
 	addr   string
 	head   []byte // request line and headers up to "Content-Length: "
 	params []byte
@@ -188,6 +217,13 @@ func (fc *fastConn) watch(ctx context.Context) {
 
 func (f *fastMCP) roundTrip(ctx context.Context, fc *fastConn, id int64) Result {
 	b := append(fc.req[:0], f.head...)
+	if !f.mcp {
+		b = strconv.AppendInt(b, int64(len(f.body)), 10)
+		b = append(b, "\r\n\r\n"...)
+		b = append(b, f.body...)
+		fc.req = b
+		return f.send(ctx, fc, b, 0)
+	}
 	bodyLen := len(`{"jsonrpc":"2.0","id":`) + digits(id) + len(`,"method":"tools/call","params":`) + len(f.params) + 1
 	b = strconv.AppendInt(b, int64(bodyLen), 10)
 	b = append(b, "\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":"...)
@@ -196,6 +232,10 @@ func (f *fastMCP) roundTrip(ctx context.Context, fc *fastConn, id int64) Result 
 	b = append(b, f.params...)
 	b = append(b, '}')
 	fc.req = b
+	return f.send(ctx, fc, b, id)
+}
+
+func (f *fastMCP) send(ctx context.Context, fc *fastConn, b []byte, id int64) Result {
 	if _, err := fc.c.Write(b); err != nil {
 		fc.close()
 		return failed(ctx, ClassTransport, 0, err.Error())
@@ -281,9 +321,11 @@ func (f *fastMCP) readResponse(ctx context.Context, fc *fastConn, id int64) (Res
 			location = string(val)
 		}
 	}
-	body, err := fc.readBody(contentLength, chunked, closeAfter)
-	if err != nil {
-		return Result{Status: code}, err
+	body := []byte{}
+	if code != http.StatusNoContent && code != http.StatusNotModified { // those two never have a body
+		if body, err = fc.readBody(contentLength, chunked, closeAfter); err != nil {
+			return Result{Status: code}, err
+		}
 	}
 	if closeAfter {
 		fc.close()
@@ -307,6 +349,9 @@ func (f *fastMCP) readResponse(ctx context.Context, fc *fastConn, id int64) (Res
 	}
 	if body == nil {
 		return Result{Class: ClassBadResponse, Status: code, Err: fmt.Sprintf("body over %d bytes", MaxResponseBytes)}, nil
+	}
+	if !f.mcp {
+		return Result{Class: ClassOK, Status: code}, nil
 	}
 	var res Result
 	if sse {

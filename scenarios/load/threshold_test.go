@@ -112,17 +112,28 @@ func TestHTTPCallClasses(t *testing.T) {
 				_, _ = w.Write([]byte("body"))
 			}))
 			defer srv.Close()
-			var wire Wire
-			exec := HTTPCall(NewHTTPClient(1, 5*time.Second, &wire), http.MethodPut, srv.URL, []byte(`{"a":1}`), http.Header{"X-Test": {"1"}})
-			r := exec(context.Background(), 1, 0)
-			if r.Class != tc.want || r.Status != tc.status {
-				t.Fatalf("got %s %d (%s), want %s", r.Class, r.Status, r.Err, tc.want)
-			}
-			if tc.want == Class429 && r.RetryAfter != 2*time.Second {
-				t.Errorf("RetryAfter %v", r.RetryAfter)
-			}
-			if wire.Sent() == 0 || wire.Received() == 0 {
-				t.Errorf("wire sent %d received %d", wire.Sent(), wire.Received())
+			for _, fast := range []bool{false, true} {
+				var wire Wire
+				h := http.Header{"X-Test": {"1"}}
+				exec := HTTPCall(NewHTTPClient(1, 5*time.Second, &wire), http.MethodPut, srv.URL, []byte(`{"a":1}`), h)
+				if fast {
+					var err error
+					if exec, err = HTTPCallFast(http.MethodPut, srv.URL, []byte(`{"a":1}`), h, FastOptions{VUs: 1, Timeout: 5 * time.Second, Wire: &wire}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i := range 2 { // the second call reuses the connection
+					r := exec(context.Background(), 1, int64(i))
+					if r.Class != tc.want || r.Status != tc.status {
+						t.Fatalf("fast %v call %d: got %s %d (%s), want %s", fast, i, r.Class, r.Status, r.Err, tc.want)
+					}
+					if tc.want == Class429 && r.RetryAfter != 2*time.Second {
+						t.Errorf("fast %v: RetryAfter %v", fast, r.RetryAfter)
+					}
+				}
+				if wire.Sent() == 0 || wire.Received() == 0 {
+					t.Errorf("fast %v: wire sent %d received %d", fast, wire.Sent(), wire.Received())
+				}
 			}
 		})
 	}
