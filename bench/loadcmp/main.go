@@ -152,7 +152,8 @@ func drive(args []string) error {
 	repeat := fs.Int("repeat", 3, "runs per generator (interleaved); the table shows medians")
 	clientCPU := fs.String("client-cpu", "0", "taskset CPU list for the clients")
 	workerCPU := fs.String("worker-cpu", "1", "taskset CPU list for the worker")
-	engines := fs.String("engines", "ours,ours-nethttp,vegeta,wrk", "generators to run")
+	engines := fs.String("engines", "ours,ours-nethttp,vegeta,wrk", "generators to run (also: ours-open, constant-arrival-rate at -rate)")
+	rate := fs.Float64("rate", 3000, "ours-open: iterations per second")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -205,7 +206,8 @@ func drive(args []string) error {
 				}
 				r, err = runWrk(pin(*clientCPU, "wrk", "-t1", fmt.Sprintf("-c%d", *conns), fmt.Sprintf("-d%ds", int(d.Seconds())), "-s", script, url))
 			default:
-				r, err = runClient(pin(*clientCPU, self, "client", "-engine", e, "-url", url, "-conns", strconv.Itoa(*conns), "-d", d.String()))
+				r, err = runClient(pin(*clientCPU, self, "client", "-engine", e, "-url", url, "-conns", strconv.Itoa(*conns), "-d", d.String(),
+					"-rate", strconv.FormatFloat(*rate, 'f', -1, 64)))
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", e, err)
