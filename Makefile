@@ -44,6 +44,10 @@ test: vet ## the whole suite with the race detector (includes the quick end-to-e
 test-short: ## the suite without the end-to-end run
 	$(GO) test -race -count=1 -short ./...
 
+.PHONY: bench-load
+bench-load: build ## our engine vs vegeta's library vs wrk on the reference worker (loopback, client and worker pinned to a core each)
+	cd bench/loadcmp && $(GO) build -o ../../$(BIN)/loadcmp . && cd ../.. && $(BIN)/loadcmp -ref $(BIN)/scaleproof-ref $(BENCH_LOAD_FLAGS)
+
 bench: ## benchmarks (figures, not assertions)
 	$(GO) test -run '^$$' -bench . -benchmem ./autoscaler/... ./scenarios/load/
 

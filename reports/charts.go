@@ -90,7 +90,7 @@ func ScenarioCharts(v ScenarioView, maxInflight int) ([]Chart, error) {
 		return nil, err
 	}
 	p, err = latencyChart(v, xmax)
-	if err := add("latency", "Latency percentiles", "Per second, from each call's intended start (coordinated omission corrected).", p, err); err != nil {
+	if err := add("latency", "Latency percentiles", latencyCaption(v.LoadModel), p, err); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -198,6 +198,7 @@ func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {
 			}
 		}
 		ew.printf("- started %s, ended %s\n", fmtTime(res.Meta.Started), ended)
+		ew.printf("- latency: %s\n", latencyNote(res.LoadModel()))
 		if len(res.Meta.Settings) > 0 {
 			ew.printf("- settings: `%s`\n", strings.Join(sortedSettings(res.Meta.Settings), "` `"))
 		}
@@ -339,6 +340,7 @@ type JSONRun struct {
 	Version          string            `json:"version"`
 	Commit           string            `json:"commit,omitempty"`
 	Settings         map[string]string `json:"settings,omitempty"`
+	LoadModel        string            `json:"load_model"` // ModelClosed or ModelOpen: how the latencies were measured
 	Started          time.Time         `json:"started"`
 	Ended            *time.Time        `json:"ended,omitempty"`
 	ExitCode         *int              `json:"exit_code,omitempty"`
@@ -383,7 +385,7 @@ func BuildJSON(runs []*Results, o Options) JSONReport {
 	ours, _ := Rows(runs, o)
 	for i, res := range runs {
 		jr := JSONRun{Source: res.Path, RunID: res.Meta.RunID, Platform: res.Meta.Platform, Profile: res.Meta.Profile,
-			Version: res.Meta.Version, Commit: res.Meta.Commit, Settings: res.Meta.Settings, Started: res.Meta.Started,
+			Version: res.Meta.Version, Commit: res.Meta.Commit, Settings: res.Meta.Settings, LoadModel: res.LoadModel(), Started: res.Meta.Started,
 			Incomplete: res.Incomplete, IncompleteReason: res.IncompleteReason, Row: ours[i], Scenarios: []JSONScenario{}}
 		if res.End != nil {
 			ended, code := res.End.Ended, res.End.ExitCode

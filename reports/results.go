@@ -117,6 +117,13 @@ type Second struct {
 	// end of the second, as the load generator sees them (files written
 	// before this field existed read 0).
 	InFlight int64 `json:"in_flight"`
+	// Dropped is the iterations an arrival-rate executor scheduled in this
+	// second but could not start (every VU busy); 0 for closed-loop load.
+	Dropped int64 `json:"dropped,omitempty"`
+	// Histogram is the second's latency HdrHistogram (microseconds, V2
+	// compressed, base64) when the writer ships it (scaleproof load), so
+	// that seconds of several load generators merge exactly.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // ScenarioStart is the "scenario" record: a scenario started on its own zone.
@@ -297,6 +304,7 @@ type Results struct {
 	// ScenarioView for them per scenario).
 	ReadyzFailures []ReadyzFailure
 	Verdicts       []Verdict
+	Loads          []LoadSummary // "load" records (scaleproof load)
 	Summary        *Row
 	End            *End
 	// Incomplete is true when the file has no end record (the run was
@@ -395,6 +403,8 @@ func (res *Results) add(rec record) error {
 		res.ReadyzFailures = append(res.ReadyzFailures, f)
 	case KindVerdict:
 		return appendRecord(rec.Data, &res.Verdicts)
+	case KindLoad:
+		return appendRecord(rec.Data, &res.Loads)
 	case KindSummary:
 		var r Row
 		if err := json.Unmarshal(rec.Data, &r); err != nil {

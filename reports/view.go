@@ -21,6 +21,8 @@ type ScenarioView struct {
 	// Readyz are the /readyz failures between this scenario's start and the
 	// next one's (the end of the run for the last).
 	Readyz []ReadyzFailure
+	// LoadModel is ModelClosed or ModelOpen (Results.LoadModel).
+	LoadModel string
 }
 
 // Status is "PASS", "FAIL", "STOP" when the run was stopped (Ctrl-C) while
@@ -67,7 +69,7 @@ func (res *Results) Views() []ScenarioView {
 		if !ok {
 			i = len(out)
 			idx[name] = i
-			out = append(out, ScenarioView{Name: name})
+			out = append(out, ScenarioView{Name: name, LoadModel: res.LoadModel()})
 		}
 		return &out[i]
 	}

@@ -64,6 +64,8 @@ service up while it does.
   scaleproof up                        the reference system on 127.0.0.1 until Ctrl-C (URLs, keys)
   scaleproof report RESULTS...         the published table from results files
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
+  scaleproof load --url URL ...        k6-style load against one MCP tool or HTTP URL, with thresholds
+  scaleproof sim                       the scenarios in virtual time against a model
 
 Exit codes: 0 pass, 1 a scenario failed (or compare found a regression), 2 bad
 usage or unusable input, 3 platform error (or Prometheus unreachable), 130
@@ -80,7 +82,7 @@ interrupted.`,
 			fmt.Fprintln(c.OutOrStdout(), "scaleproof", buildinfo.String(version, commit))
 		},
 	})
-	root.AddCommand(newSimCmd())
+	root.AddCommand(newSimCmd(), newLoadCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
 	})

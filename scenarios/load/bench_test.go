@@ -58,3 +58,30 @@ func BenchmarkEngineNoop(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "iterations/s")
 }
+
+// BenchmarkEngineMCPFast is BenchmarkEngineMCP with MCPToolCallFast.
+func BenchmarkEngineMCPFast(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID int64 `json:"id"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"ok"}]}}`, req.ID)
+	}))
+	defer srv.Close()
+	const vus = 8
+	p := ConstantVUs(vus, time.Hour)
+	p.MaxIterations = int64(b.N)
+	exec, err := MCPToolCallFast(srv.URL, "echo", map[string]any{"text": "hi"}, nil, FastOptions{VUs: vus, Timeout: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	m, err := Run(context.Background(), p, exec)
+	b.StopTimer()
+	if err != nil || m.Count(ClassOK) != int64(b.N) {
+		b.Fatalf("err %v totals %v, want %d ok", err, m.Totals(), b.N)
+	}
+}

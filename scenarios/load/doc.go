@@ -1,5 +1,5 @@
-// Package load is scaleproof's closed-loop virtual-user (VU) load engine and
-// its MCP tools/call executor.
+// Package load is scaleproof's virtual-user (VU) load engine: closed-loop
+// and open-model executors, MCP tools/call and plain HTTP calls, thresholds.
 //
 // # Model
 //
@@ -27,11 +27,15 @@
 // like k6's __VU and removed highest number first. Iteration numbers are
 // 0-based and unique within a run; MaxIterations bounds them.
 //
-// Latency is measured from the intended start of an iteration (the instant
-// the VU was due to start it: its activation, or the end of its previous
-// iteration plus the pause), not from when the request reached the wire, so
-// a saturated target or a late scheduler is not flattered (coordinated
-// omission).
+// Latency is measured from the intended start of an iteration. For the
+// closed-loop executors above that is the VU's activation or the end of its
+// previous iteration plus the pause: a VU waits for each answer, so a target
+// that stalls delays the next calls instead of showing in the percentiles.
+// Closed-loop results are not corrected for coordinated omission and are
+// labelled closed-loop in reports. The open-model executors
+// (constant-arrival-rate, ramping-arrival-rate, see ArrivalProfile and
+// RunArrival) start iterations on a schedule and measure from each
+// scheduled start, so a stall shows.
 //
 // A 429 pauses the VU for min(Retry-After, cap) (WithRetryAfterCap, default
 // 1 s) on top of ThinkTime; a 429 without Retry-After adds nothing. Like k6,

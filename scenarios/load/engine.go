@@ -311,6 +311,9 @@ type slot struct {
 	busy        bool // in an iteration
 	cancel      context.CancelCauseFunc
 	drainUntil  time.Time // gracefulRampDown deadline of the current iteration
+
+	ctx       context.Context // the VU's iteration context, owned by loop
+	ctxCancel context.CancelCauseFunc
 }
 
 func (s *slot) poke() {
@@ -374,6 +377,11 @@ func (s *slot) expire(d, now time.Time) bool {
 func (s *slot) loop() {
 	r := s.r
 	defer r.wg.Done()
+	defer func() {
+		if s.ctxCancel != nil {
+			s.ctxCancel(nil)
+		}
+	}()
 	var nextAt time.Time // end of the pause after the previous iteration
 	for {
 		select { // a state change before this point is read below
@@ -423,8 +431,13 @@ func (s *slot) loop() {
 			r.maxReached()
 			return
 		}
-		ictx, cancel := context.WithCancelCause(r.hardCtx)
-		s.busy, s.cancel = true, cancel
+		// One context per VU, kept across its iterations until it is
+		// canceled (ramp-down expiry), so an iteration allocates none.
+		if s.ctx == nil || s.ctx.Err() != nil {
+			s.ctx, s.ctxCancel = context.WithCancelCause(r.hardCtx)
+		}
+		ictx := s.ctx
+		s.busy, s.cancel = true, s.ctxCancel
 		s.mu.Unlock()
 
 		r.m.iterationStarted(intended)
@@ -441,7 +454,6 @@ func (s *slot) loop() {
 			r.m.vuDelta(end, -1)
 		}
 		s.mu.Unlock()
-		cancel(nil)
 
 		res = complete(res, s.id, n-1, intended, end, cause)
 		r.m.record(res)

@@ -155,13 +155,15 @@ func TestMCPToolCallClassification(t *testing.T) {
 			srv := httptest.NewServer(mux)
 			defer srv.Close()
 
-			res := MCPToolCall(srv.Client(), srv.URL+"/mcp", "echo", map[string]any{"x": 1}, nil)(context.Background(), 1, 0)
-			if res.Class != tt.class || res.Status != tt.status || res.RetryAfter != tt.retryAfter {
-				t.Errorf("got class %q status %d retryAfter %s (err %q), want %q %d %s",
-					res.Class, res.Status, res.RetryAfter, res.Err, tt.class, tt.status, tt.retryAfter)
-			}
-			if (res.Class == ClassOK) != (res.Err == "") || !strings.Contains(res.Err, tt.errHas) {
-				t.Errorf("err %q, want non-empty for failures and containing %q", res.Err, tt.errHas)
+			for _, c := range mcpClients(t, srv.Client(), srv.URL+"/mcp", "echo", map[string]any{"x": 1}, nil) {
+				res := c.exec(context.Background(), 1, 0)
+				if res.Class != tt.class || res.Status != tt.status || res.RetryAfter != tt.retryAfter {
+					t.Errorf("%s: got class %q status %d retryAfter %s (err %q), want %q %d %s",
+						c.name, res.Class, res.Status, res.RetryAfter, res.Err, tt.class, tt.status, tt.retryAfter)
+				}
+				if (res.Class == ClassOK) != (res.Err == "") || !strings.Contains(res.Err, tt.errHas) {
+					t.Errorf("%s: err %q, want non-empty for failures and containing %q", c.name, res.Err, tt.errHas)
+				}
 			}
 			if redirected.Load() != 0 {
 				t.Error("redirect was followed")
@@ -184,17 +186,19 @@ func TestMCPToolCallRequestShape(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := http.Header{"Mcp-Session-Id": {"s-1"}, "Authorization": {"Bearer t"}, "Accept": {"text/html"}}
-	exec := MCPToolCall(srv.Client(), srv.URL, "search", map[string]any{"q": "go", "n": 3}, h)
-	h.Set("Mcp-Session-Id", "changed after construction")
-	for i := range 2 {
-		if res := exec(context.Background(), 1, int64(i)); res.Class != ClassOK {
-			t.Fatalf("call %d: %+v", i, res)
+	for _, c := range mcpClients(t, srv.Client(), srv.URL, "search", map[string]any{"q": "go", "n": 3}, h) {
+		h.Set("Mcp-Session-Id", "changed after construction")
+		for i := range 2 {
+			if res := c.exec(context.Background(), 1, int64(i)); res.Class != ClassOK {
+				t.Fatalf("%s call %d: %+v", c.name, i, res)
+			}
+			req := <-got
+			if req.JSONRPC != "2.0" || req.ID != int64(i+1) || req.Method != "tools/call" || req.Params.Name != "search" ||
+				req.Params.Arguments["q"] != "go" || req.Params.Arguments["n"] != float64(3) {
+				t.Errorf("%s call %d: request %+v", c.name, i, req)
+			}
 		}
-		req := <-got
-		if req.JSONRPC != "2.0" || req.ID != int64(i+1) || req.Method != "tools/call" || req.Params.Name != "search" ||
-			req.Params.Arguments["q"] != "go" || req.Params.Arguments["n"] != float64(3) {
-			t.Errorf("call %d: request %+v", i, req)
-		}
+		h.Set("Mcp-Session-Id", "s-1")
 	}
 }
 
@@ -214,8 +218,12 @@ func TestMCPToolCallTransportAndInterrupted(t *testing.T) {
 			t.Errorf("got %+v", res)
 		}
 	})
-	for _, stage := range []string{"before headers", "mid-body"} {
-		t.Run("interrupted "+stage, func(t *testing.T) {
+	for _, tc := range []struct {
+		stage string
+		fast  bool
+	}{{"before headers", false}, {"mid-body", false}, {"before headers", true}, {"mid-body", true}} {
+		stage, fast := tc.stage, tc.fast
+		t.Run(fmt.Sprintf("interrupted %s fast=%v", stage, fast), func(t *testing.T) {
 			entered, done := make(chan struct{}), make(chan struct{})
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body) // lets the server notice the client going away
@@ -234,7 +242,11 @@ func TestMCPToolCallTransportAndInterrupted(t *testing.T) {
 			defer close(done)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			go func() { <-entered; cancel(ErrGracefulStop) }()
-			res := MCPToolCall(srv.Client(), srv.URL, "slow", nil, nil)(ctx, 1, 0)
+			exec := MCPToolCall(srv.Client(), srv.URL, "slow", nil, nil)
+			if fast {
+				exec = mustFast(t, srv.URL, "slow", nil, nil)
+			}
+			res := exec(ctx, 1, 0)
 			if res.Class != ClassInterrupted || res.Err != ErrGracefulStop.Error() {
 				t.Errorf("got %+v, want interrupted with the cancel cause", res)
 			}
@@ -266,4 +278,24 @@ func TestParseRetryAfter(t *testing.T) {
 			t.Errorf("parseRetryAfter(%q, %q) = %s, want %s", tt.v, tt.date, got, tt.want)
 		}
 	}
+}
+
+type namedExec struct {
+	name string
+	exec Exec
+}
+
+func mustFast(t testing.TB, url, tool string, args map[string]any, h http.Header) Exec {
+	t.Helper()
+	e, err := MCPToolCallFast(url, tool, args, h, FastOptions{VUs: 4, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// mcpClients are the two MCP clients built alike; both must classify every
+// answer the same way.
+func mcpClients(t testing.TB, hc *http.Client, url, tool string, args map[string]any, h http.Header) []namedExec {
+	return []namedExec{{"net/http", MCPToolCall(hc, url, tool, args, h)}, {"fast", mustFast(t, url, tool, args, h)}}
 }

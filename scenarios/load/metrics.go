@@ -49,12 +49,17 @@ type Second struct {
 	Classes   map[Class]int64 // those results by class
 	VUs       int             // most VUs alive during this second (draining ones included)
 	Latencies Latencies       // of those results, interrupted ones excluded
+	// Dropped is the number of iterations an arrival-rate executor scheduled
+	// in this second but could not start because every VU (up to maxVUs)
+	// was busy (k6's dropped_iterations). Always 0 for closed-loop runs.
+	Dropped int64
 }
 
 type bucket struct {
 	started, completed int64
 	classes            map[Class]int64
 	vus                int
+	dropped            int64
 	hist               *hdr.Histogram // allocated on first latency
 }
 
@@ -94,6 +99,7 @@ type Metrics struct {
 	targetVUs int
 	peakVUs   int
 	dropped   int64
+	droppedIt int64 // iterations an arrival-rate executor could not start
 }
 
 // NewMetrics returns an empty recorder. Pass it to WithMetrics to watch a
@@ -201,6 +207,23 @@ func (m *Metrics) dropResult() {
 	m.dropped++
 }
 
+// dropIteration counts an iteration scheduled at at that no VU could start.
+func (m *Metrics) dropIteration(at time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.droppedIt++
+	m.bucketLocked(at).dropped++
+}
+
+// DroppedIterations is the number of iterations an arrival-rate executor
+// scheduled but could not start because all of its VUs (maxVUs) were busy
+// (k6's dropped_iterations). They have no Result and no latency.
+func (m *Metrics) DroppedIterations() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.droppedIt
+}
+
 func (m *Metrics) finish(end time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -300,12 +323,25 @@ func (m *Metrics) Seconds() []Second {
 	out := make([]Second, len(m.buckets))
 	for i, b := range m.buckets {
 		out[i] = Second{Offset: i, Started: b.started, Completed: b.completed,
-			Classes: maps.Clone(b.classes), VUs: b.vus, Latencies: latenciesOf(b.hist)}
+			Classes: maps.Clone(b.classes), VUs: b.vus, Latencies: latenciesOf(b.hist), Dropped: b.dropped}
 		if out[i].Classes == nil {
 			out[i].Classes = map[Class]int64{}
 		}
 	}
 	return out
+}
+
+// SecondHistogram is a copy of the latency histogram of per-second bucket
+// i (microseconds, 2 significant figures), nil when that second has no
+// latency. With Histogram it is what a load generator ships so that several
+// generators' results merge exactly (hdr Merge, then percentiles).
+func (m *Metrics) SecondHistogram(i int) *hdr.Histogram {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < 0 || i >= len(m.buckets) || m.buckets[i].hist == nil {
+		return nil
+	}
+	return hdr.Import(m.buckets[i].hist.Export())
 }
 
 // Snapshot returns the progress so far.
@@ -329,11 +365,11 @@ func (m *Metrics) Merge(o *Metrics) {
 	}
 	o.mu.Lock()
 	oBegun, oStart, oDur := o.begun, o.start, o.elapsedLocked()
-	oStarted, oCompleted, oDropped, oPeak := o.started, o.completed, o.dropped, o.peakVUs
+	oStarted, oCompleted, oDropped, oPeak, oDroppedIt := o.started, o.completed, o.dropped, o.peakVUs, o.droppedIt
 	oTotals, oHist := maps.Clone(o.totals), hdr.Import(o.hist.Export())
 	oBuckets := make([]bucket, len(o.buckets))
 	for i, b := range o.buckets {
-		oBuckets[i] = bucket{started: b.started, completed: b.completed, classes: maps.Clone(b.classes), vus: b.vus}
+		oBuckets[i] = bucket{started: b.started, completed: b.completed, classes: maps.Clone(b.classes), vus: b.vus, dropped: b.dropped}
 		if b.hist != nil {
 			oBuckets[i].hist = hdr.Import(b.hist.Export())
 		}
@@ -355,6 +391,7 @@ func (m *Metrics) Merge(o *Metrics) {
 	m.started += oStarted
 	m.completed += oCompleted
 	m.dropped += oDropped
+	m.droppedIt += oDroppedIt
 	for c, n := range oTotals {
 		m.totals[c] += n
 	}
@@ -368,6 +405,7 @@ func (m *Metrics) Merge(o *Metrics) {
 		b.started += ob.started
 		b.completed += ob.completed
 		b.vus += ob.vus
+		b.dropped += ob.dropped
 		peak = max(peak, b.vus)
 		if len(ob.classes) > 0 && b.classes == nil {
 			b.classes = map[Class]int64{}

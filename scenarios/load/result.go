@@ -52,5 +52,7 @@ type Result struct {
 // are zero, and reclassifies as interrupted a Result whose ctx was canceled
 // while the call ran unless the call got a complete answer (ok, 429, 4xx, 5xx,
 // jsonrpc_error). An empty Class is recorded as transport when Err is set and
-// as ok otherwise. Exec must not panic.
+// as ok otherwise. Exec must not panic. ctx may be the same for many
+// iterations of a VU (it is replaced once canceled), so whatever an
+// iteration registers on it (context.AfterFunc) it must release itself.
 type Exec func(ctx context.Context, vu int, iter int64) Result

@@ -1,0 +1,787 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+)
+
+// exitThreshold is k6's exit code when a threshold is crossed.
+const exitThreshold = 99
+
+// duration is a time.Duration that reads "250ms" from YAML and JSON.
+type duration time.Duration
+
+func (d *duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		var n float64
+		if json.Unmarshal(b, &n) != nil {
+			return fmt.Errorf("want a duration like \"30s\", got %s", b)
+		}
+		*d = duration(time.Duration(n * float64(time.Millisecond))) // a bare number is ms, as in k6
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration like \"30s\": %v", err)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// stageSpec is one stage of a config file: {duration: 2m, target: 50}.
+type stageSpec struct {
+	Duration duration `json:"duration"`
+	Target   float64  `json:"target"`
+}
+
+// thresholdSpec is "p95<250ms" or {threshold: ..., abortOnFail: true, delayAbortEval: 10s}.
+type thresholdSpec struct{ load.Threshold }
+
+func (t *thresholdSpec) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		th, err := load.ParseThreshold(s)
+		t.Threshold = th
+		return err
+	}
+	var o struct {
+		Threshold      string   `json:"threshold"`
+		AbortOnFail    bool     `json:"abortOnFail"`
+		DelayAbortEval duration `json:"delayAbortEval"`
+	}
+	if err := json.Unmarshal(b, &o); err != nil {
+		return fmt.Errorf("a threshold is \"p95<250ms\" or {threshold: ..., abortOnFail: true}: %v", err)
+	}
+	t.Threshold = load.Threshold{Expr: o.Threshold, AbortOnFail: o.AbortOnFail, DelayAbortEval: time.Duration(o.DelayAbortEval)}
+	return t.Compile()
+}
+
+// loadConfig is `scaleproof load`'s settings; --config reads the same keys
+// from YAML (or JSON), and flags given on the command line win.
+type loadConfig struct {
+	URL     string            `json:"url"`
+	Tool    string            `json:"tool"`
+	Args    json.RawMessage   `json:"args"`
+	Headers map[string]string `json:"headers"`
+	Bearer  string            `json:"bearer"`
+	Method  string            `json:"method"`
+	Body    string            `json:"body"`
+
+	Executor         string          `json:"executor"`
+	VUs              int             `json:"vus"`
+	Duration         duration        `json:"duration"`
+	StartVUs         *int            `json:"startVUs"`
+	Stages           []stageSpec     `json:"stages"`
+	Rate             float64         `json:"rate"`
+	StartRate        float64         `json:"startRate"`
+	TimeUnit         duration        `json:"timeUnit"`
+	PreAllocatedVUs  int             `json:"preAllocatedVUs"`
+	MaxVUs           int             `json:"maxVUs"`
+	GracefulStop     *duration       `json:"gracefulStop"`
+	GracefulRampDown *duration       `json:"gracefulRampDown"`
+	ThinkTime        duration        `json:"thinkTime"`
+	Timeout          duration        `json:"timeout"`
+	MaxIterations    int64           `json:"maxIterations"`
+	Thresholds       []thresholdSpec `json:"thresholds"`
+
+	Artifacts string `json:"artifacts"`
+	// Client is "fast" (default: one raw HTTP/1.1 connection per VU, for
+	// http:// targets) or "net/http" (Go's client; always for https).
+	Client string `json:"client"`
+}
+
+func newLoadCmd() *cobra.Command {
+	var (
+		cfgFile, argsJSON, stages, bodyFlag                   string
+		headers, thresholds                                   []string
+		gracefulStop, gracefulRampDown, think, timeout, tunit time.Duration
+		dur                                                   time.Duration
+		startVUs                                              int
+		asJSON, quiet                                         bool
+	)
+	var f loadConfig
+	c := &cobra.Command{
+		Use:   "load",
+		Short: "Drive load at an MCP tool or an HTTP endpoint, k6-style executors and thresholds",
+		Long: `load sends MCP tools/call requests (--tool) or plain HTTP requests to --url with one of
+k6's four executors, prints an end-of-test summary and writes a results file that
+'scaleproof report' and 'scaleproof compare' read.
+
+Executors (--executor; chosen from the flags when omitted):
+  constant-vus           --vus VUs loop for --duration (the default)
+  ramping-vus            --stages 2m:50,1m:50,30s:0 from --start-vus (default 1);
+                         a VU removed by a ramp-down finishes its call within --graceful-ramp-down
+  constant-arrival-rate  --rate N per --time-unit (default 1s) for --duration (chosen when --rate is set)
+  ramping-arrival-rate   --stages 30s:100,1m:100 (rates) from --start-rate
+  Arrival-rate executors start iterations on a schedule whatever the target does:
+  --pre-allocated-vus are made up front, more up to --max-vus when all are busy, and
+  an iteration that finds all --max-vus busy is dropped (counted and shown).
+  At the end no iteration starts; calls in flight get --graceful-stop to finish.
+
+Latency: open-model executors measure from each iteration's scheduled start, so a
+stalled target shows in the percentiles. Closed-loop VUs wait for each answer, so a
+stall delays their next call instead: their results are labelled closed-loop.
+
+Thresholds (--threshold, repeatable; k6's idea): METRIC OP VALUE on the whole run,
+  p50 p90 p95 p99 p99.9 min avg med max (latency: 250ms, 1.5s; a bare number is ms),
+  rate_<class> rate_errors (0..1), count_<class> count_errors, iterations, dropped_iterations;
+  classes: ok 429 4xx 5xx jsonrpc_error bad_response transport interrupted.
+  Append ,abortOnFail to stop the run as soon as it fails (,delayAbortEval=10s to wait first).
+
+Exit codes: 0 done and every threshold passed, 99 a threshold was crossed, 2 bad usage,
+130 interrupted (Ctrl-C: calls in flight get --graceful-stop; again: stop them now).
+The results file is written either way.`,
+		Example: `  scaleproof load --url http://127.0.0.1:8080/mcp --tool work --args '{"ms":200}' --vus 64 --duration 60s
+  scaleproof load --url http://127.0.0.1:8080/mcp --tool work --executor constant-arrival-rate \
+      --rate 500 --time-unit 1s --duration 1m --pre-allocated-vus 50 --max-vus 500
+  scaleproof load --url http://127.0.0.1:8080/mcp --tool work --stages 2m:50,1m:50,30s:100,30s:50 \
+      --threshold 'p95<250ms' --threshold 'rate_429<0.05,abortOnFail'
+  scaleproof load --url http://127.0.0.1:8080/healthz --method GET --vus 8 --duration 10s
+  scaleproof load --config load.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := loadConfig{}
+			if cfgFile != "" {
+				b, err := os.ReadFile(cfgFile)
+				if err != nil {
+					return withCode(exitUsage, err)
+				}
+				if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
+					return withCode(exitUsage, fmt.Errorf("--config %s: %w", cfgFile, err))
+				}
+			}
+			fl := cmd.Flags()
+			set := func(name string, apply func()) {
+				if fl.Changed(name) {
+					apply()
+				}
+			}
+			set("url", func() { cfg.URL = f.URL })
+			set("tool", func() { cfg.Tool = f.Tool })
+			set("args", func() { cfg.Args = json.RawMessage(argsJSON) })
+			set("bearer", func() { cfg.Bearer = f.Bearer })
+			set("method", func() { cfg.Method = f.Method })
+			set("body", func() { cfg.Body = bodyFlag })
+			set("executor", func() { cfg.Executor = f.Executor })
+			set("vus", func() { cfg.VUs = f.VUs })
+			set("duration", func() { cfg.Duration = duration(dur) })
+			set("start-vus", func() { cfg.StartVUs = &startVUs })
+			set("rate", func() { cfg.Rate = f.Rate })
+			set("start-rate", func() { cfg.StartRate = f.StartRate })
+			set("time-unit", func() { cfg.TimeUnit = duration(tunit) })
+			set("pre-allocated-vus", func() { cfg.PreAllocatedVUs = f.PreAllocatedVUs })
+			set("max-vus", func() { cfg.MaxVUs = f.MaxVUs })
+			set("graceful-stop", func() { d := duration(gracefulStop); cfg.GracefulStop = &d })
+			set("graceful-ramp-down", func() { d := duration(gracefulRampDown); cfg.GracefulRampDown = &d })
+			set("think-time", func() { cfg.ThinkTime = duration(think) })
+			set("timeout", func() { cfg.Timeout = duration(timeout) })
+			set("max-iterations", func() { cfg.MaxIterations = f.MaxIterations })
+			set("artifacts", func() { cfg.Artifacts = f.Artifacts })
+			set("client", func() { cfg.Client = f.Client })
+			if cfg.Client != "" && cfg.Client != "fast" && cfg.Client != "net/http" {
+				return withCode(exitUsage, fmt.Errorf("--client %q: have fast, net/http", cfg.Client))
+			}
+			if fl.Changed("stages") {
+				st, err := parseStages(stages)
+				if err != nil {
+					return withCode(exitUsage, err)
+				}
+				cfg.Stages = st
+			}
+			for _, h := range headers {
+				k, v, ok := strings.Cut(h, ":")
+				if !ok || strings.TrimSpace(k) == "" {
+					return withCode(exitUsage, fmt.Errorf("--header %q: want 'Name: value'", h))
+				}
+				if cfg.Headers == nil {
+					cfg.Headers = map[string]string{}
+				}
+				cfg.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			}
+			for _, s := range thresholds {
+				th, err := load.ParseThreshold(s)
+				if err != nil {
+					return withCode(exitUsage, err)
+				}
+				cfg.Thresholds = append(cfg.Thresholds, thresholdSpec{th})
+			}
+			plan, err := planLoad(cfg, fl)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			return runLoad(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), plan, asJSON, quiet)
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&cfgFile, "config", "", "read these settings from a YAML file (keys: url, tool, args, headers, bearer, method, body, executor, vus, duration, startVUs, stages [{duration, target}], rate, startRate, timeUnit, preAllocatedVUs, maxVUs, gracefulStop, gracefulRampDown, thinkTime, timeout, maxIterations, thresholds, artifacts); flags win")
+	fs.StringVar(&f.URL, "url", "", "the target: an MCP endpoint (with --tool) or any HTTP URL")
+	fs.StringVar(&f.Tool, "tool", "", "call this MCP tool with JSON-RPC tools/call; without it, plain HTTP")
+	fs.StringVar(&argsJSON, "args", "{}", "the tool's arguments, a JSON object")
+	fs.StringArrayVar(&headers, "header", nil, "add a request header 'Name: value' (repeatable)")
+	fs.StringVar(&f.Bearer, "bearer", "", "send Authorization: Bearer KEY (use $SCALEPROOF_BEARER to keep it out of ps)")
+	fs.StringVar(&f.Method, "method", "", "plain HTTP method (default GET, or POST with --body)")
+	fs.StringVar(&bodyFlag, "body", "", "plain HTTP request body; @FILE reads a file")
+	fs.StringVar(&f.Executor, "executor", "", "constant-vus, ramping-vus, constant-arrival-rate or ramping-arrival-rate")
+	fs.IntVar(&f.VUs, "vus", 1, "constant-vus: the number of VUs")
+	fs.DurationVar(&dur, "duration", 30*time.Second, "constant-vus and constant-arrival-rate: how long iterations start")
+	fs.IntVar(&startVUs, "start-vus", 1, "ramping-vus: VUs at the start (k6's default 1)")
+	fs.StringVar(&stages, "stages", "", "ramping executors: DURATION:TARGET,... (VUs for ramping-vus, rates for ramping-arrival-rate)")
+	fs.Float64Var(&f.Rate, "rate", 0, "constant-arrival-rate: iterations started per --time-unit")
+	fs.Float64Var(&f.StartRate, "start-rate", 0, "ramping-arrival-rate: the rate at the start")
+	fs.DurationVar(&tunit, "time-unit", time.Second, "arrival-rate executors: the period --rate and stage targets count in")
+	fs.IntVar(&f.PreAllocatedVUs, "pre-allocated-vus", 0, "arrival-rate executors: VUs made before the start (default: 1 per iteration per second of the peak rate, at least 1)")
+	fs.IntVar(&f.MaxVUs, "max-vus", 0, "arrival-rate executors: most VUs; beyond, iterations are dropped (default: --pre-allocated-vus)")
+	fs.DurationVar(&gracefulStop, "graceful-stop", load.DefaultGracefulStop, "at the end, how long calls in flight may finish before they are interrupted")
+	fs.DurationVar(&gracefulRampDown, "graceful-ramp-down", load.DefaultGracefulRampDown, "ramping-vus: how long a removed VU's call may finish")
+	fs.DurationVar(&think, "think-time", 0, "closed-loop executors: pause of a VU between iterations (k6's sleep())")
+	fs.DurationVar(&timeout, "timeout", 60*time.Second, "per request (k6's default 60s); 0 for none")
+	fs.Int64Var(&f.MaxIterations, "max-iterations", load.DefaultMaxIterations, "safety bound on the iterations of the run")
+	fs.StringArrayVar(&thresholds, "threshold", nil, "METRIC OP VALUE[,abortOnFail][,delayAbortEval=D], e.g. 'p95<250ms' (repeatable)")
+	fs.StringVar(&f.Artifacts, "artifacts", "", "folder for results.jsonl (default $ARTIFACTS, else ./_artifacts/load-<time>)")
+	fs.StringVar(&f.Client, "client", "fast", "http:// targets: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http (Go's client; always for https)")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
+	fs.BoolVar(&quiet, "quiet", false, "no progress line")
+	return c
+}
+
+// parseStages reads "2m:50,1m:50,30s:0".
+func parseStages(s string) ([]stageSpec, error) {
+	var out []stageSpec
+	for _, part := range strings.Split(s, ",") {
+		d, t, ok := strings.Cut(strings.TrimSpace(part), ":")
+		dd, derr := time.ParseDuration(d)
+		tt, terr := strconv.ParseFloat(t, 64)
+		if !ok || derr != nil || terr != nil || dd < 0 || tt < 0 {
+			return nil, fmt.Errorf("--stages %q: stage %q is not DURATION:TARGET (e.g. 2m:50)", s, part)
+		}
+		out = append(out, stageSpec{duration(dd), tt})
+	}
+	return out, nil
+}
+
+// loadPlan is a checked loadConfig, ready to run.
+type loadPlan struct {
+	cfg        loadConfig
+	executor   string
+	closed     *load.Profile
+	open       *load.ArrivalProfile
+	exec       load.Exec
+	wire       *load.Wire
+	target     string
+	thresholds []load.Threshold
+	dir        string
+}
+
+func (p *loadPlan) model() string {
+	if p.open != nil {
+		return reports.ModelOpen
+	}
+	return reports.ModelClosed
+}
+
+func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("--url is required (or url: in --config)")
+	}
+	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
+		return nil, fmt.Errorf("--url %q: want an http:// or https:// URL", cfg.URL)
+	}
+	p := &loadPlan{cfg: cfg, wire: &load.Wire{}}
+	ex := cfg.Executor
+	if ex == "" {
+		switch {
+		case cfg.Rate > 0:
+			ex = load.ExecutorConstantArrivalRate
+		case len(cfg.Stages) > 0:
+			ex = load.ExecutorRampingVUs
+		default:
+			ex = load.ExecutorConstantVUs
+		}
+	}
+	p.executor = ex
+	or := func(d *duration, def time.Duration) time.Duration {
+		if d == nil {
+			return def
+		}
+		return time.Duration(*d)
+	}
+	defDuration := func() time.Duration {
+		if cfg.Duration > 0 {
+			return time.Duration(cfg.Duration)
+		}
+		return 30 * time.Second
+	}
+	maxIt := cfg.MaxIterations
+	if maxIt == 0 {
+		maxIt = load.DefaultMaxIterations
+	}
+	conns := 1
+	switch ex {
+	case load.ExecutorConstantVUs, load.ExecutorRampingVUs:
+		var prof load.Profile
+		if ex == load.ExecutorConstantVUs {
+			vus := cfg.VUs
+			if vus == 0 {
+				vus = 1
+			}
+			prof = load.ConstantVUs(vus, defDuration())
+		} else {
+			start := 1
+			if cfg.StartVUs != nil {
+				start = *cfg.StartVUs
+			}
+			var st []load.Stage
+			for _, s := range cfg.Stages {
+				if s.Target != math.Trunc(s.Target) {
+					return nil, fmt.Errorf("ramping-vus stage target %v: VUs are whole numbers", s.Target)
+				}
+				st = append(st, load.Stage{Duration: time.Duration(s.Duration), Target: int(s.Target)})
+			}
+			prof = load.RampingVUs(start, st...)
+		}
+		prof.GracefulStop = or(cfg.GracefulStop, load.DefaultGracefulStop)
+		prof.GracefulRampDown = or(cfg.GracefulRampDown, load.DefaultGracefulRampDown)
+		prof.ThinkTime = time.Duration(cfg.ThinkTime)
+		prof.MaxIterations = maxIt
+		if err := prof.Validate(); err != nil {
+			return nil, err
+		}
+		p.closed, conns = &prof, prof.PeakVUs()
+	case load.ExecutorConstantArrivalRate, load.ExecutorRampingArrivalRate:
+		tu := time.Duration(cfg.TimeUnit)
+		if tu == 0 {
+			tu = load.DefaultTimeUnit
+		}
+		var prof load.ArrivalProfile
+		peak := cfg.Rate
+		if ex == load.ExecutorConstantArrivalRate {
+			prof = load.ConstantArrivalRate(cfg.Rate, tu, defDuration(), cfg.PreAllocatedVUs, cfg.MaxVUs)
+		} else {
+			var st []load.RateStage
+			peak = cfg.StartRate
+			for _, s := range cfg.Stages {
+				st = append(st, load.RateStage{Duration: time.Duration(s.Duration), Target: s.Target})
+				peak = max(peak, s.Target)
+			}
+			prof = load.RampingArrivalRate(cfg.StartRate, tu, cfg.PreAllocatedVUs, cfg.MaxVUs, st...)
+		}
+		if prof.PreAllocatedVUs == 0 {
+			prof.PreAllocatedVUs = min(max(int(math.Ceil(peak/tu.Seconds())), 1), load.VULimit)
+		}
+		if prof.MaxVUs == 0 {
+			prof.MaxVUs = prof.PreAllocatedVUs
+		}
+		prof.GracefulStop = or(cfg.GracefulStop, load.DefaultGracefulStop)
+		prof.MaxIterations = maxIt
+		if err := prof.Validate(); err != nil {
+			return nil, err
+		}
+		p.open, conns = &prof, prof.MaxVUs
+	default:
+		return nil, fmt.Errorf("--executor %q: have constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate", ex)
+	}
+	if fl != nil && p.open != nil && (fl.Changed("vus") || fl.Changed("think-time") || fl.Changed("graceful-ramp-down")) {
+		return nil, fmt.Errorf("%s takes --rate/--stages, --pre-allocated-vus and --max-vus, not --vus, --think-time or --graceful-ramp-down", ex)
+	}
+	if fl != nil && p.closed != nil && (fl.Changed("rate") || fl.Changed("pre-allocated-vus") || fl.Changed("max-vus")) {
+		return nil, fmt.Errorf("%s takes --vus or --stages, not --rate, --pre-allocated-vus or --max-vus (use --executor constant-arrival-rate)", ex)
+	}
+
+	h := http.Header{}
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
+	bearer := cfg.Bearer
+	if bearer == "" {
+		bearer = os.Getenv("SCALEPROOF_BEARER")
+	}
+	if bearer != "" {
+		h.Set("Authorization", "Bearer "+bearer)
+	}
+	hc := load.NewHTTPClient(conns, time.Duration(cfg.Timeout), p.wire)
+	if cfg.Timeout == 0 && (fl == nil || !fl.Changed("timeout")) {
+		hc.Timeout = 60 * time.Second
+	}
+	if cfg.Tool != "" {
+		if cfg.Body != "" || cfg.Method != "" {
+			return nil, errors.New("--tool sends MCP tools/call (POST, JSON-RPC); --method and --body are for plain HTTP")
+		}
+		var args map[string]any
+		raw := cfg.Args
+		if len(raw) == 0 {
+			raw = json.RawMessage("{}")
+		}
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return nil, fmt.Errorf("--args %s: want a JSON object like '{\"ms\":200}'", raw)
+		}
+		p.exec = load.MCPToolCall(hc, cfg.URL, cfg.Tool, args, h)
+		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") {
+			fast, err := load.MCPToolCallFast(cfg.URL, cfg.Tool, args, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
+			if err != nil {
+				return nil, err
+			}
+			p.exec = fast
+		}
+		p.target = fmt.Sprintf("MCP tools/call %s at %s", cfg.Tool, cfg.URL)
+	} else {
+		if len(cfg.Args) > 0 && string(cfg.Args) != "{}" {
+			return nil, errors.New("--args needs --tool")
+		}
+		body := []byte(cfg.Body)
+		if rest, ok := strings.CutPrefix(cfg.Body, "@"); ok {
+			b, err := os.ReadFile(rest)
+			if err != nil {
+				return nil, fmt.Errorf("--body: %w", err)
+			}
+			body = b
+		}
+		method := strings.ToUpper(cfg.Method)
+		if method == "" {
+			method = http.MethodGet
+			if len(body) > 0 {
+				method = http.MethodPost
+			}
+		}
+		p.exec = load.HTTPCall(hc, method, cfg.URL, body, h)
+		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") && method != http.MethodHead && method != http.MethodConnect {
+			fast, err := load.HTTPCallFast(method, cfg.URL, body, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
+			if err != nil {
+				return nil, err
+			}
+			p.exec = fast
+		}
+		p.target = method + " " + cfg.URL
+	}
+	for _, t := range cfg.Thresholds {
+		p.thresholds = append(p.thresholds, t.Threshold)
+	}
+	p.dir = cfg.Artifacts
+	if p.dir == "" {
+		p.dir = os.Getenv("ARTIFACTS")
+	}
+	if p.dir == "" {
+		p.dir = filepath.Join("_artifacts", "load-"+time.Now().UTC().Format("20060102-150405"))
+	}
+	return p, nil
+}
+
+func (p *loadPlan) describe() string {
+	switch {
+	case p.closed != nil && p.closed.Executor == load.ExecutorConstantVUs:
+		return fmt.Sprintf("constant-vus: %d VUs for %s", p.closed.VUs, p.closed.Duration)
+	case p.closed != nil:
+		return fmt.Sprintf("ramping-vus: from %d VUs over %d stages (%s)", p.closed.StartVUs, len(p.closed.Stages), p.closed.TotalDuration())
+	case p.open.Executor == load.ExecutorConstantArrivalRate:
+		return fmt.Sprintf("constant-arrival-rate: %g per %s for %s, VUs %d pre-allocated, %d max",
+			p.open.Rate, p.open.TimeUnit, p.open.Duration, p.open.PreAllocatedVUs, p.open.MaxVUs)
+	}
+	return fmt.Sprintf("ramping-arrival-rate: from %g per %s over %d stages (%s), VUs %d pre-allocated, %d max",
+		p.open.StartRate, p.open.TimeUnit, len(p.open.Stages), p.open.TotalDuration(), p.open.PreAllocatedVUs, p.open.MaxVUs)
+}
+
+func (p *loadPlan) total() time.Duration {
+	if p.closed != nil {
+		return p.closed.TotalDuration()
+	}
+	return p.open.TotalDuration()
+}
+
+// runLoad runs the plan, writes the results file and the summary, and
+// returns the exit status as an error (nil: 0).
+func runLoad(parent context.Context, stdout, stderr io.Writer, p *loadPlan, asJSON, quiet bool) error {
+	if parent == nil {
+		parent = context.Background()
+	}
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return withCode(exitUsage, err)
+	}
+	resultsPath := filepath.Join(p.dir, "results.jsonl")
+	started := time.Now()
+	settings := map[string]string{"executor": p.executor, "load_model": p.model(), "target": p.target, "plan": p.describe()}
+	for i, t := range p.thresholds {
+		settings[fmt.Sprintf("threshold_%d", i+1)] = t.Expr
+	}
+	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: filepath.Base(p.dir), Version: version, Commit: commit,
+		Platform: "load", Profile: p.executor, Settings: settings, Started: started})
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	const scenario = "load"
+	_ = w.Write(reports.KindScenario, reports.ScenarioStart{Scenario: scenario, Title: p.describe() + " → " + p.target, Started: started})
+
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	var stopOnce sync.Once
+	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigc)
+	interrupted := make(chan struct{})
+	go func() {
+		select {
+		case <-sigc:
+		case <-ctx.Done():
+			return
+		}
+		close(interrupted)
+		fmt.Fprintln(stderr, "\nscaleproof: interrupted; calls in flight get the graceful stop (Ctrl-C again to stop them now)")
+		stopRun()
+		select {
+		case <-sigc:
+			cancel(errors.New("interrupted twice"))
+		case <-ctx.Done():
+		}
+	}()
+
+	m := load.NewMetrics()
+	opts := []load.Option{load.WithMetrics(m), load.WithStop(stop)}
+	done := make(chan struct{})
+	var runErr error
+	go func() {
+		defer close(done)
+		if p.closed != nil {
+			_, runErr = load.Run(ctx, *p.closed, p.exec, opts...)
+		} else {
+			_, runErr = load.RunArrival(ctx, *p.open, p.exec, opts...)
+		}
+	}()
+
+	tty := !quiet && !asJSON && isTerminal(stderr)
+	if !quiet {
+		fmt.Fprintf(stderr, "scaleproof load: %s → %s (%s); results in %s\n", p.describe(), p.target, p.model(), resultsPath)
+	}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var aborted string
+watch:
+	for { // one pass a second until the run ends
+		select {
+		case <-done:
+			break watch
+		case <-tick.C:
+		}
+		sn := m.Snapshot()
+		for _, t := range p.thresholds {
+			if t.AbortOnFail && sn.Elapsed >= t.DelayAbortEval && sn.Completed > 0 {
+				if r := t.Eval(m); !r.Passed && aborted == "" {
+					aborted = fmt.Sprintf("threshold %s crossed (%s) at %s", t.Expr, r.Observed, sn.Elapsed.Round(time.Second))
+					stopRun()
+				}
+			}
+		}
+		if tty {
+			fmt.Fprintf(stderr, "\r\033[K%s", progressLine(sn, p.total(), m))
+		}
+	}
+	if tty {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+
+	// Write what was measured, whatever happened.
+	var inFlight int64
+	for i, sec := range m.Seconds() {
+		inFlight += sec.Started - sec.Completed
+		rs := reports.Second{Scenario: scenario, T: sec.Offset, VUs: sec.VUs,
+			Calls: classCalls(sec.Classes), P50ms: msOf(sec.Latencies.P50), P95ms: msOf(sec.Latencies.P95),
+			P99ms: msOf(sec.Latencies.P99), InFlight: inFlight, Dropped: sec.Dropped}
+		if h := m.SecondHistogram(i); h != nil {
+			if b, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+				rs.Histogram = string(b)
+			}
+		}
+		_ = w.Write(reports.KindSecond, rs)
+	}
+	sum := summarize(m, p, scenario)
+	sum.AbortedReason = aborted
+	results, allPassed := load.EvalThresholds(p.thresholds, m)
+	var facts []reports.Fact
+	for _, r := range results {
+		facts = append(facts, reports.Fact{Name: "threshold " + r.Threshold.Expr, Passed: r.Passed, Detail: r.Observed})
+	}
+	wasInterrupted := false
+	select {
+	case <-interrupted:
+		wasInterrupted = true
+	default:
+	}
+	v := reports.Verdict{Scenario: scenario, Passed: allPassed && runErr == nil && !wasInterrupted, Facts: facts,
+		Calls: sum.Calls, DurationS: sum.DurationS, P95ms: sum.P95ms, Interrupted: wasInterrupted}
+	if runErr != nil {
+		v.Error = runErr.Error()
+	}
+	_ = w.Write(reports.KindLoad, sum)
+	_ = w.Write(reports.KindVerdict, v)
+	code, reason := exitOK, "done"
+	switch {
+	case wasInterrupted:
+		code, reason = exitInterrupted, "interrupted"
+	case runErr != nil:
+		code, reason = exitUsage, runErr.Error()
+	case !allPassed:
+		code, reason = exitThreshold, "a threshold was crossed"
+	}
+	if err := w.Close(reports.End{Ended: time.Now(), ExitCode: code, Reason: reason}); err != nil {
+		fmt.Fprintln(stderr, "scaleproof:", err)
+	}
+
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(struct {
+			reports.LoadSummary
+			Thresholds []reports.Fact `json:"thresholds"`
+			Results    string         `json:"results"`
+		}{sum, facts, resultsPath})
+	} else {
+		writeLoadSummary(stdout, sum, p, results)
+		fmt.Fprintf(stdout, "\nresults: %s\n", resultsPath)
+	}
+	switch code {
+	case exitOK:
+		return nil
+	case exitThreshold:
+		return withCode(code, errors.New(""))
+	case exitInterrupted:
+		return withCode(code, errors.New(""))
+	}
+	return withCode(code, errors.New(reason))
+}
+
+func msOf(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*100) / 100 }
+
+func classCalls(t map[load.Class]int64) reports.Calls {
+	return reports.Calls{OK: t[load.ClassOK], TooMany: t[load.Class429], Other4xx: t[load.Class4xx], Server5xx: t[load.Class5xx],
+		JSONRPCError: t[load.ClassJSONRPCError], BadResponse: t[load.ClassBadResponse],
+		Transport: t[load.ClassTransport], Interrupted: t[load.ClassInterrupted]}
+}
+
+func summarize(m *load.Metrics, p *loadPlan, scenario string) reports.LoadSummary {
+	lat := m.Latencies()
+	s := reports.LoadSummary{Scenario: scenario, Executor: p.executor, Model: p.model(), Target: p.target,
+		Iterations: m.Completed(), Dropped: m.DroppedIterations(), Calls: classCalls(m.Totals()),
+		DurationS: math.Round(m.Duration().Seconds()*1000) / 1000, PeakVUs: m.PeakVUs(),
+		MinMs: msOf(lat.Min), MeanMs: msOf(lat.Mean), P50ms: msOf(lat.P50), P90ms: msOf(m.Quantile(90)),
+		P95ms: msOf(lat.P95), P99ms: msOf(lat.P99), MaxMs: msOf(lat.Max),
+		DataSent: p.wire.Sent(), DataReceived: p.wire.Received()}
+	if b, err := m.Histogram().Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		s.Histogram = string(b)
+	}
+	return s
+}
+
+func progressLine(sn load.Snapshot, total time.Duration, m *load.Metrics) string {
+	rate := 0.0
+	if sn.Elapsed > 0 {
+		rate = float64(sn.Completed) / sn.Elapsed.Seconds()
+	}
+	classes := make([]string, 0, len(sn.Totals))
+	for _, c := range load.AllClasses() {
+		if n := sn.Totals[c]; n > 0 {
+			classes = append(classes, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	return fmt.Sprintf("%s/%s  vus %d  iterations %d (%.0f/s)  in flight %d  %s  p95 %s  dropped %d",
+		sn.Elapsed.Round(time.Second), total, sn.VUs, sn.Completed, rate, sn.InFlight,
+		strings.Join(classes, " "), m.Quantile(95).Round(100*time.Microsecond), m.DroppedIterations())
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// writeLoadSummary prints the end-of-test summary, in k6's spirit.
+func writeLoadSummary(w io.Writer, s reports.LoadSummary, p *loadPlan, ths []load.ThresholdResult) {
+	per := func(n float64) string {
+		if s.DurationS <= 0 {
+			return ""
+		}
+		return fmt.Sprintf("%.1f/s", n/s.DurationS)
+	}
+	row := func(name, val string) {
+		fmt.Fprintf(w, "  %s%s %s\n", name, strings.Repeat(".", max(20-len(name), 2)), val)
+	}
+	fmt.Fprintf(w, "\n  %s\n  %s\n", p.describe(), p.target)
+	if s.Model == reports.ModelOpen {
+		fmt.Fprintln(w, "  open model: latency from each iteration's scheduled start")
+	} else {
+		fmt.Fprintln(w, "  closed-loop: each VU waits for its answer; a stalled target delays calls rather than")
+		fmt.Fprintln(w, "  showing in the latency (use an arrival-rate executor to see it)")
+	}
+	fmt.Fprintln(w)
+	row("iterations", fmt.Sprintf("%d  %s", s.Iterations, per(float64(s.Iterations))))
+	if p.open != nil || s.Dropped > 0 {
+		row("dropped_iterations", fmt.Sprintf("%d  %s", s.Dropped, per(float64(s.Dropped))))
+	}
+	total := s.Calls.Total()
+	type kv struct {
+		k string
+		v int64
+	}
+	cls := []kv{{"ok", s.Calls.OK}, {"429", s.Calls.TooMany}, {"4xx", s.Calls.Other4xx}, {"5xx", s.Calls.Server5xx},
+		{"jsonrpc_error", s.Calls.JSONRPCError}, {"bad_response", s.Calls.BadResponse}, {"transport", s.Calls.Transport},
+		{"interrupted", s.Calls.Interrupted}}
+	sort.SliceStable(cls, func(i, j int) bool { return cls[i].v > cls[j].v })
+	for _, c := range cls {
+		if c.v > 0 || c.k == "ok" {
+			pct := 0.0
+			if total > 0 {
+				pct = 100 * float64(c.v) / float64(total)
+			}
+			row("calls "+c.k, fmt.Sprintf("%d  %.2f%%", c.v, pct))
+		}
+	}
+	f := func(v float64) string {
+		return (time.Duration(v * float64(time.Millisecond))).Round(10 * time.Microsecond).String()
+	}
+	row("latency", fmt.Sprintf("avg=%s min=%s med=%s p90=%s p95=%s p99=%s max=%s",
+		f(s.MeanMs), f(s.MinMs), f(s.P50ms), f(s.P90ms), f(s.P95ms), f(s.P99ms), f(s.MaxMs)))
+	row("vus_max", strconv.Itoa(s.PeakVUs))
+	row("data_sent", fmt.Sprintf("%s  %s", humanBytes(s.DataSent), strings.TrimSuffix(per(float64(s.DataSent)/1e3), "/s")+" kB/s"))
+	row("data_received", fmt.Sprintf("%s  %s", humanBytes(s.DataReceived), strings.TrimSuffix(per(float64(s.DataReceived)/1e3), "/s")+" kB/s"))
+	row("duration", (time.Duration(s.DurationS * float64(time.Second))).Round(time.Millisecond).String())
+	if s.AbortedReason != "" {
+		fmt.Fprintf(w, "\n  stopped early: %s\n", s.AbortedReason)
+	}
+	if len(ths) > 0 {
+		fmt.Fprintln(w, "\n  thresholds")
+		for _, r := range ths {
+			mark := "✓"
+			if !r.Passed {
+				mark = "✗"
+			}
+			fmt.Fprintf(w, "    %s %-24s %s\n", mark, r.Threshold.Expr, r.Observed)
+		}
+	}
+}

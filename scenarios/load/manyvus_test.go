@@ -1,0 +1,161 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestHelperLoopbackServer is not a test: run as a child process (see
+// startChildServer) it serves tools/call answers on 127.0.0.1 until its
+// stdin closes, so the many-VU test's server connections count against
+// another process's file limit.
+func TestHelperLoopbackServer(t *testing.T) {
+	if os.Getenv("SCALEPROOF_LOAD_HELPER_SERVER") != "1" {
+		t.Skip("helper process only")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req rpcRequest
+		b, _ := io.ReadAll(r.Body)
+		if _, err := fmt.Sscanf(string(b), `{"jsonrpc":"2.0","id":%d`, &req.ID); err != nil {
+			http.Error(w, "bad request", 400)
+			return
+		}
+		writeJSON(w, okBody(req.ID))
+	})}
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); _ = srv.Close() }()
+	fmt.Printf("listening http://%s\n", ln.Addr())
+	_ = srv.Serve(ln)
+}
+
+func startChildServer(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLoopbackServer$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "SCALEPROOF_LOAD_HELPER_SERVER=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for i := 0; i < 10 && sc.Scan(); i++ { // bounded: the address is the first line
+		if u, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
+			go func() { _, _ = io.Copy(io.Discard, out) }()
+			return u
+		}
+	}
+	t.Fatal("helper server did not announce its address")
+	return ""
+}
+
+// TestManyVUsOnLoopback: manyVUs VUs (10,000; 4,000 under -race), each
+// with a connection of its own to a loopback server in another process,
+// 1 s of think time, for 3 s: every VU gets ok answers, nothing fails.
+func TestManyVUsOnLoopback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	url := startChildServer(t)
+	exec, err := MCPToolCallFast(url+"/mcp", "echo", nil, nil, FastOptions{VUs: manyVUs, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ConstantVUs(manyVUs, 3*time.Second)
+	p.ThinkTime = time.Second
+	p.GracefulStop = 20 * time.Second
+	p.MaxIterations = 10 * manyVUs
+	var mu sync.Mutex
+	okVUs := map[int]bool{}
+	start := time.Now()
+	m, err := Run(context.Background(), p, exec, WithResults(func(r Result) {
+		if r.Class == ClassOK {
+			mu.Lock()
+			okVUs[r.VU] = true
+			mu.Unlock()
+		}
+	}), WithResultQueue(4*manyVUs, time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := m.Latencies()
+	t.Logf("%d VUs: %d calls in %v, totals %v, p50 %v p99 %v max %v, peak VUs %d",
+		manyVUs, m.Completed(), time.Since(start).Round(time.Millisecond), m.Totals(), lat.P50, lat.P99, lat.Max, m.PeakVUs())
+	if m.PeakVUs() != manyVUs || len(okVUs) != manyVUs {
+		t.Errorf("peak VUs %d, VUs with an ok answer %d, want %d", m.PeakVUs(), len(okVUs), manyVUs)
+	}
+	if m.Count(ClassOK) != m.Completed() {
+		t.Errorf("totals %v: want every call ok", m.Totals())
+	}
+}
+
+// TestMemoryPerVUConstant: the memory the engine holds per VU (heap and
+// stacks, with every VU inside a call) is the same at n and 10n VUs.
+func TestMemoryPerVUConstant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	perVU := func(n int) float64 {
+		var entered atomic.Int64
+		all := make(chan struct{})
+		release := make(chan struct{})
+		exec := func(ctx context.Context, vu int, iter int64) Result {
+			if iter < int64(n) {
+				if entered.Add(1) == int64(n) {
+					close(all)
+				}
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			}
+			return Result{Class: ClassOK}
+		}
+		p := ConstantVUs(n, time.Hour)
+		p.MaxIterations = int64(n) // every VU's first iteration, then the run ends
+		runtime.GC()
+		var before, during runtime.MemStats
+		runtime.ReadMemStats(&before)
+		done := make(chan error, 1)
+		go func() { _, err := Run(context.Background(), p, exec); done <- err }()
+		select {
+		case <-all:
+		case <-time.After(60 * time.Second): // a guard, not a synchronisation
+			t.Fatalf("%d VUs did not all start", n)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&during)
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		used := float64(during.HeapInuse+during.StackInuse) - float64(before.HeapInuse+before.StackInuse)
+		return used / float64(n)
+	}
+	small, large := perVU(manyVUs/10), perVU(manyVUs)
+	t.Logf("bytes per VU: %.0f at %d VUs, %.0f at %d VUs", small, manyVUs/10, large, manyVUs)
+	if large > 1.5*small+1024 || large > 64<<10 {
+		t.Errorf("memory per VU grows: %.0f B at %d VUs, %.0f B at %d", small, manyVUs/10, large, manyVUs)
+	}
+}
