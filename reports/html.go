@@ -20,6 +20,7 @@ type htmlChart struct {
 
 type htmlScenario struct {
 	ID, Name, Title, Status, Error, Note string
+	Warning                              string // a flagged imbalance (Imbalance.Warning)
 	Charts                               []htmlChart
 	Facts, Events, Readyz                htmlTable
 }
@@ -99,6 +100,7 @@ func buildHTML(runs []*Results, o Options) (htmlPage, error) {
 				if v.Verdict.Skipped != "" {
 					hs.Note = "Skipped: " + v.Verdict.Skipped
 				}
+				hs.Warning = v.Verdict.Imbalance.Warning()
 				hs.Facts.Header = []string{"Result", "Fact", "Detail"}
 				for _, f := range v.Verdict.Facts {
 					hs.Facts.Rows = append(hs.Facts.Rows, []string{passFail(f.Passed), f.Name, f.Detail})
@@ -155,7 +157,7 @@ th { background: #f3f3f3; }
 td.num { text-align: right; }
 .badge { display: inline-block; padding: .05em .5em; border-radius: .3em; font-size: .85em; font-weight: bold; color: #fff; }
 .pass { background: #2ca02c; } .fail { background: #d62728; } .none { background: #7f7f7f; }
-.incomplete { background: #fff3cd; border: 1px solid #e0c060; padding: .5em .8em; margin: .6em 0; }
+.incomplete, .warning { background: #fff3cd; border: 1px solid #e0c060; padding: .5em .8em; margin: .6em 0; }
 .error { background: #fde2e2; border: 1px solid #d62728; padding: .5em .8em; margin: .6em 0; }
 dl.meta { display: grid; grid-template-columns: max-content auto; gap: .15em 1em; font-size: .9em; }
 dl.meta dt { font-weight: bold; } dl.meta dd { margin: 0; overflow-wrap: anywhere; }
@@ -196,6 +198,7 @@ footer { margin-top: 3em; font-size: .8em; color: #777; }
 <h3><span class="badge {{cls .Status}}">{{.Status}}</span> {{.Name}}{{if .Title}}: {{.Title}}{{end}}</h3>
 {{if .Note}}<div class="incomplete">{{.Note}}</div>{{end}}
 {{if .Error}}<div class="error">Error: {{.Error}}</div>{{end}}
+{{if .Warning}}<div class="warning">Warning: {{.Warning}}</div>{{end}}
 {{if .Charts}}<div class="charts">{{range .Charts}}
 <figure class="chart" data-kind="{{.Kind}}">
 {{.SVG}}

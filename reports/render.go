@@ -220,6 +220,9 @@ func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {
 				if v.Verdict.Skipped != "" {
 					ew.printf("Skipped: %s\n\n", mdCell(v.Verdict.Skipped))
 				}
+				if warn := v.Verdict.Imbalance.Warning(); warn != "" {
+					ew.printf("Warning: %s\n\n", mdCell(warn))
+				}
 				var rows [][]string
 				for _, f := range v.Verdict.Facts {
 					rows = append(rows, []string{passFail(f.Passed), f.Name, f.Detail})

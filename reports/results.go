@@ -203,6 +203,11 @@ type Verdict struct {
 	// cannot freeze a worker: ..."). A skipped verdict never passes, and
 	// does not fail a run either.
 	Skipped string `json:"skipped,omitempty"`
+	// Imbalance is how the zone's in-flight calls spread over its ready
+	// workers while the load ran, read once a second from each worker's
+	// /metrics; nil when the platform cannot reach workers. A flagged
+	// imbalance (Imbalance.Flagged) is a warning, not a failed fact.
+	Imbalance *Imbalance `json:"imbalance,omitempty"`
 }
 
 // Row is one line of the Ramen 0.7.5 table.

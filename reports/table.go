@@ -220,7 +220,8 @@ func writeMarkdownTable(w io.Writer, header []string, rows [][]string) error {
 	return nil
 }
 
-// WriteVerdicts writes one pass/fail line per scenario with its failed facts.
+// WriteVerdicts writes one pass/fail line per scenario with its failed facts
+// and its warnings (a flagged imbalance, see Imbalance.Flagged).
 func WriteVerdicts(w io.Writer, vs []Verdict) {
 	for _, v := range vs {
 		mark := "PASS"
@@ -239,6 +240,9 @@ func WriteVerdicts(w io.Writer, vs []Verdict) {
 		}
 		if v.Skipped != "" {
 			fmt.Fprintf(w, "      skipped: %s\n", v.Skipped)
+		}
+		if warn := v.Imbalance.Warning(); warn != "" {
+			fmt.Fprintf(w, "      warning: %s\n", warn)
 		}
 		for _, f := range v.Facts {
 			if !f.Passed {

@@ -172,14 +172,17 @@ func callsDetail(c reports.Calls) string {
 const (
 	metricWorkerCalls    = "scaleproof_worker_calls_total"
 	metricWorkerInflight = "scaleproof_worker_inflight"
+	metricWorkerLimit    = "scaleproof_worker_inflight_limit"
 )
 
 // workerMetrics is one read of a worker's /metrics.
 type workerMetrics struct {
 	Calls, InFlight float64
+	Limit           float64 // the in-flight limit; 0 when the worker reports none
 }
 
-// readWorker reads http://ADDR/metrics of one worker (bounded by 3 s).
+// readWorker reads http://ADDR/metrics of one worker (bounded by 3 s, or
+// ctx's deadline when sooner).
 func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (workerMetrics, error) {
 	if w.Addr == "" {
 		return workerMetrics{}, fmt.Errorf("worker %s: the platform gives no address", w.ID)
@@ -227,5 +230,6 @@ func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (worker
 		return m, fmt.Errorf("worker %s /metrics has no %s", w.ID, metricWorkerCalls)
 	}
 	m.InFlight, _ = get(metricWorkerInflight)
+	m.Limit, _ = get(metricWorkerLimit)
 	return m, nil
 }

@@ -40,6 +40,7 @@ type Scope struct {
 	// lowerings and what the harness saw right after each (contract.go).
 	maxCount int
 	lowered  []MaxLowering
+	watch    *inflightWatch // the workers' in-flight while a load runs (imbalance.go)
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -195,6 +196,7 @@ func (s *Scope) loadWork(ctx context.Context, lp load.Profile, workMS int) *load
 	s.mu.Lock()
 	s.loads = append(s.loads, l)
 	s.mu.Unlock()
+	s.startInflightWatch(ctx)
 	return l
 }
 
@@ -207,7 +209,8 @@ func (s *Scope) Samples() []observe.Sample {
 }
 
 // finish stops sampling and loads, adds the run-wide facts (5xx, /readyz),
-// derives scale events, and returns the verdict.
+// derives scale events, judges the workers' in-flight for imbalance (a
+// flag, never a failed fact: reports.Imbalance), and returns the verdict.
 func (s *Scope) finish(runErr error) reports.Verdict {
 	s.mu.Lock()
 	loads := append([]*loadRun(nil), s.loads...)
@@ -222,6 +225,10 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	}
 	end := time.Now()
 	v := s.verdict
+	v.Imbalance = s.stopInflightWatch()
+	if warn := v.Imbalance.Warning(); warn != "" {
+		s.env.Log.Warn("imbalance", "scenario", s.Name, "warning", warn)
+	}
 	v.DurationS = s.Since(end)
 	var p95s []float64
 	for _, l := range loads {

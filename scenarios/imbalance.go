@@ -1,0 +1,169 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// Reading the workers' in-flight for the imbalance flag (reports.Imbalance):
+// once a second while one of the scenario's loads runs, each read bounded.
+const (
+	inflightEvery   = time.Second
+	inflightTimeout = 500 * time.Millisecond
+	inflightMaxS    = 6 * 60 * 60 // at most this many ticks (6 h) per scenario
+)
+
+// inflightWatch reads the in-flight of every ready worker of a scenario's
+// zone from the worker's own /metrics (scaleproof_worker_inflight and
+// scaleproof_worker_inflight_limit) once every inflightEvery while a load of
+// the scenario runs. It reads only where the platform lists workers with a
+// loopback Addr (the local platform); on a platform that lists none (kind,
+// external) it ends at once and the verdict has no imbalance.
+type inflightWatch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	secs   []reports.InFlightSecond
+}
+
+// startInflightWatch starts the scope's watch (once; a no-op when the
+// platform offers no fault actions).
+func (s *Scope) startInflightWatch(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.watch != nil || s.env.Faults == nil {
+		return
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	w := &inflightWatch{cancel: cancel, done: make(chan struct{})}
+	s.watch = w
+	go func() {
+		defer close(w.done)
+		w.run(wctx, s, inflightEvery, inflightMaxS)
+	}()
+}
+
+// stopInflightWatch ends the watch and judges what it read (nil when it
+// read nothing).
+func (s *Scope) stopInflightWatch() *reports.Imbalance {
+	s.mu.Lock()
+	w := s.watch
+	s.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	w.cancel()
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return reports.JudgeImbalance(w.secs)
+}
+
+// loadRunning reports whether one of the scope's loads has not ended yet.
+func (s *Scope) loadRunning() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, l := range s.loads {
+		select {
+		case <-l.done:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// run ticks every `every`, at most maxTicks times, until ctx ends.
+func (w *inflightWatch) run(ctx context.Context, s *Scope, every time.Duration, maxTicks int) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for i := 0; i < maxTicks; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case at := <-t.C:
+			if !s.loadRunning() {
+				continue
+			}
+			sec, stop := readInFlight(ctx, s)
+			if stop {
+				return
+			}
+			if len(sec.Workers) > 0 {
+				sec.T = s.Since(at)
+				w.mu.Lock()
+				w.secs = append(w.secs, sec)
+				w.mu.Unlock()
+			}
+		}
+	}
+}
+
+// readInFlight lists the zone's workers and reads each ready one's
+// in-flight at once, all bounded by inflightTimeout. A
+// worker that does not answer is left out of the second. stop is true when
+// the platform cannot list workers or lists them without an address.
+func readInFlight(ctx context.Context, s *Scope) (sec reports.InFlightSecond, stop bool) {
+	e := s.env
+	ctx, cancel := context.WithTimeout(ctx, inflightTimeout)
+	defer cancel()
+	ws, err := e.Faults.Workers(ctx, e.Endpoints.Group, s.Zone)
+	var no *platform.NotOfferedError
+	if errors.As(err, &no) {
+		return sec, true
+	}
+	if err != nil {
+		return sec, false
+	}
+	var ready []platform.Worker
+	addrs := 0
+	for _, w := range ws {
+		if w.Addr != "" {
+			addrs++
+		}
+		if w.Ready && loopbackAddr(w.Addr) {
+			ready = append(ready, w)
+		}
+	}
+	if len(ws) > 0 && addrs == 0 {
+		return sec, true
+	}
+	got := make([]*reports.WorkerInFlight, len(ready))
+	var wg sync.WaitGroup
+	for i, w := range ready {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if m, err := readWorker(ctx, e.HTTP, w); err == nil {
+				got[i] = &reports.WorkerInFlight{ID: w.ID, InFlight: m.InFlight, Limit: m.Limit}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, g := range got {
+		if g != nil {
+			sec.Workers = append(sec.Workers, *g)
+		}
+	}
+	return sec, false
+}
+
+// loopbackAddr reports whether host:port names a loopback address
+// (127.0.0.0/8, ::1 or localhost): the only workers the watch reads.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

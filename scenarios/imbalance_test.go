@@ -1,0 +1,85 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+)
+
+// fixedWorkers is a platform that lists fixed workers and offers no other fault action.
+type fixedWorkers struct {
+	platform.NoFaults
+	ws []platform.Worker
+}
+
+func (l fixedWorkers) Workers(context.Context, string, string) ([]platform.Worker, error) {
+	return l.ws, nil
+}
+
+// worker serves a reference worker's /metrics with the given in-flight, limit 32.
+func worker(t *testing.T, inflight int) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "# TYPE %s counter\n%s 7\n# TYPE %s gauge\n%s %d\n# TYPE %s gauge\n%s 32\n",
+			metricWorkerCalls, metricWorkerCalls, metricWorkerInflight, metricWorkerInflight, inflight, metricWorkerLimit, metricWorkerLimit)
+	}))
+	t.Cleanup(srv.Close)
+	return strings.TrimPrefix(srv.URL, "http://")
+}
+
+// TestInflightWatch: the watch reads ready loopback workers while a load
+// runs, bounded in ticks; it reads nothing without addresses, from workers
+// not ready, or from a non-loopback address.
+func TestInflightWatch(t *testing.T) {
+	hot, idle := worker(t, 32), worker(t, 0)
+	cases := []struct {
+		name  string
+		ws    []platform.Worker
+		reads int // seconds read
+		flag  bool
+	}{
+		{"one hot, one idle", []platform.Worker{{ID: "w1", Addr: idle, Ready: true}, {ID: "w2", Addr: hot, Ready: true}}, 5, true},
+		{"the idle one not ready", []platform.Worker{{ID: "w1", Addr: idle}, {ID: "w2", Addr: hot, Ready: true}}, 5, false},
+		{"no addresses (kind)", []platform.Worker{{ID: "w1", Ready: true}, {ID: "w2", Ready: true}}, 0, false},
+		{"not loopback", []platform.Worker{{ID: "w1", Addr: "192.0.2.1:80", Ready: true}}, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := &Env{HTTP: http.DefaultClient, Faults: fixedWorkers{ws: c.ws}}
+			s := newScope(env, Scenario{Name: "sustained"})
+			s.loads = []*loadRun{{done: make(chan struct{})}} // a load that runs
+			w := &inflightWatch{}
+			w.run(t.Context(), s, 1, 5) // 5 ticks, as fast as they come
+			if len(w.secs) != c.reads {
+				t.Fatalf("%d seconds read, want %d: %+v", len(w.secs), c.reads, w.secs)
+			}
+			s.watch = &inflightWatch{cancel: func() {}, done: make(chan struct{}), secs: w.secs}
+			close(s.watch.done)
+			im := s.stopInflightWatch()
+			if (im != nil) != (c.reads > 0) || im.Flagged() != c.flag {
+				t.Errorf("imbalance %+v, want flagged %v", im, c.flag)
+			}
+			if c.flag && !strings.Contains(im.Warning(), "worker w2 at 32/32 in flight while w1 idled") {
+				t.Errorf("warning %q", im.Warning())
+			}
+		})
+	}
+}
+
+// TestInflightWatchIdle: no load running, nothing is read.
+func TestInflightWatchIdle(t *testing.T) {
+	env := &Env{HTTP: http.DefaultClient, Faults: fixedWorkers{ws: []platform.Worker{{ID: "w1", Addr: worker(t, 32), Ready: true}}}}
+	s := newScope(env, Scenario{Name: "sustained"})
+	done := make(chan struct{})
+	close(done)
+	s.loads = []*loadRun{{done: done}}
+	w := &inflightWatch{}
+	w.run(t.Context(), s, 1, 5)
+	if len(w.secs) != 0 {
+		t.Errorf("read %d seconds with no load running", len(w.secs))
+	}
+}
