@@ -134,7 +134,10 @@ func BuildJUnit(runs []*Results) JUnitSuites {
 			}
 			for _, f := range v.Verdict.Facts {
 				fc := JUnitCase{Name: v.Name + " / " + f.Name, Classname: cls, Time: junitSecs(0), SystemOut: f.Detail}
-				if !f.Passed {
+				if v.Verdict.Skipped != "" {
+					// A skipped scenario judged nothing: its facts are no passes.
+					fc.Skipped = &JUnitProblem{Message: "the scenario was skipped", Type: "skipped"}
+				} else if !f.Passed {
 					fc.Failure = &JUnitProblem{Message: oneLine(f.Name + ": " + f.Detail), Type: "fact", Body: f.Detail}
 				}
 				suite.add(fc)

@@ -55,6 +55,16 @@ func stepOnly(e *Env) error {
 	return nil
 }
 
+// needsFaults skips a scenario before it touches the system when the
+// platform offers no fault action at all (platform.NoFaults): a skipped
+// scenario leaves no zone behind on a system the harness did not deploy.
+func needsFaults(e *Env, action string) error {
+	if nf, ok := e.faults().(platform.NoFaults); ok {
+		return &skipError{reason: (&platform.NotOfferedError{Platform: nf.Platform, Action: action, Reason: nf.Reason}).Error()}
+	}
+	return nil
+}
+
 // faults is the platform's fault actions (none offered when Env.Faults is nil).
 func (e *Env) faults() platform.Faulter {
 	if e.Faults == nil {

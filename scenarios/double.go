@@ -31,6 +31,9 @@ func NoDoubleExecution() Scenario {
 			return doubleFreeze + 10*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if err := needsFaults(e, "freeze a worker"); err != nil {
+				return err
+			}
 			f := e.faults()
 			if err := s.CreateZone(ctx, 2); err != nil {
 				return err

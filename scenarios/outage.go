@@ -31,6 +31,9 @@ func Outage() Scenario {
 			if err := stepOnly(e); err != nil {
 				return err
 			}
+			if err := needsFaults(e, "freeze a worker"); err != nil {
+				return err
+			}
 			f := e.faults()
 			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
 				return err

@@ -28,6 +28,9 @@ func RestartCooldown() Scenario {
 			if err := stepOnly(e); err != nil {
 				return err
 			}
+			if err := needsFaults(e, "restart the console"); err != nil {
+				return err
+			}
 			p := e.Profile
 			if err := s.CreateZone(ctx, p.Max); err != nil {
 				return err
