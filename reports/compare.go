@@ -137,6 +137,9 @@ func Compare(base, cand *Results, tol Tolerances) (*Comparison, error) {
 		cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("the baseline ran the %s policy and the candidate the %s policy: "+
 			"this compares two policies, not two releases of one", bp, cp))
 	}
+	if id := base.Meta.RunID; id != "" && id == cand.Meta.RunID {
+		cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("the baseline and the candidate are the same run (%s): nothing can have regressed", id))
+	}
 	cv := map[string]*Verdict{}
 	for i := range cand.Verdicts {
 		cv[cand.Verdicts[i].Scenario] = &cand.Verdicts[i]

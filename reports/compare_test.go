@@ -174,6 +174,7 @@ func TestCompareDifferentPolicies(t *testing.T) {
 	base := mustRead(t, "testdata/small.jsonl")
 	cand := mustRead(t, "testdata/small.jsonl")
 	cand.Meta.Policy = "hpa"
+	cand.Meta.RunID = "another-run"
 	cmp, err := Compare(base, cand, DefaultTolerances())
 	if err != nil {
 		t.Fatal(err)
@@ -191,8 +192,14 @@ func TestCompareDifferentPolicies(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", w, md)
 		}
 	}
-	same, _ := Compare(base, mustRead(t, "testdata/small.jsonl"), DefaultTolerances())
-	if len(same.Warnings) != 0 {
+	other := mustRead(t, "testdata/small.jsonl")
+	other.Meta.RunID = "another-run"
+	if same, _ := Compare(base, other, DefaultTolerances()); len(same.Warnings) != 0 {
 		t.Errorf("same policy: warnings %q", same.Warnings)
+	}
+	// A file compared with itself says so (a sign-off of nothing).
+	self, _ := Compare(base, mustRead(t, "testdata/small.jsonl"), DefaultTolerances())
+	if len(self.Warnings) != 1 || !strings.Contains(self.Warnings[0], "are the same run") {
+		t.Errorf("same run: warnings %q", self.Warnings)
 	}
 }

@@ -79,9 +79,10 @@ platform's fault actions, offered by local, and are skipped where it has none):
   rate-path            short calls at low in-flight: the calls/s trigger scales up, never down
   restart-cooldown     a console restarted mid-cooldown still honours it
 
-Profiles: quick (every time / 10, a few minutes) and published (scheduler 20 s,
-cooldowns 30/120 s, 45 s burst: the published load test's settings, about 15
-minutes on local).
+Profiles: quick (every time / 10, about 90 s for the five on local), published
+(scheduler 20 s, cooldowns 30/120 s, 45 s burst: the published load test's
+settings, about 15 minutes on local) and selftest (quick's load on a faster
+clock: scheduler 1 s, cooldowns 4/6 s; what scaleproof selftest uses).
 
 Results go to the artifacts folder ($ARTIFACTS when set, else
 ./_artifacts/<run-id>):
@@ -96,8 +97,9 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
   local/            local platform: the console's state, keys.json (the run's
                     API keys, mode 0600), Prometheus' config and data
 
-Exit codes: 0 every scenario passed, 1 a scenario failed, 2 bad usage or
-unusable input, 3 platform error (could not bring it up), 130 interrupted.`,
+Exit codes: 0 every scenario passed, 1 a scenario failed (or every scenario
+was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
+(could not bring it up), 130 interrupted.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
@@ -286,7 +288,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Progress = prog.update
 		env.Policy = o.policy
-		env.Faults = platform.FaulterOf(pf, external.NoFaultsReason)
+		noFaults := "" // FaulterOf's own words: it offers no fault actions
+		if o.platform == "external" {
+			noFaults = external.NoFaultsReason
+		}
+		env.Faults = platform.FaulterOf(pf, noFaults)
 		verdicts = env.Run(ctx, list)
 		prog.done()
 		steps.addVerdicts(verdicts, scenarioNames(list))
@@ -319,6 +325,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	default:
 		if code == exitOK && (!row.Passed || len(verdicts) < len(list)) {
 			code, reason = exitFailed, "a scenario failed"
+		}
+		if code == exitOK && allSkipped(verdicts) {
+			// Nothing was judged: not a pass (a dashboard must not go green on it).
+			code, reason = exitFailed, "nothing judged: every scenario was skipped"
+			say("nothing judged: every scenario was skipped (see the skipped: lines); exit %d", exitFailed)
 		}
 	}
 	_ = w.Write(reports.KindSummary, row)
@@ -454,4 +465,14 @@ func runNamespace(runID string) string {
 		ns = ns[:63]
 	}
 	return ns
+}
+
+// allSkipped reports whether vs has verdicts and every one is skipped.
+func allSkipped(vs []reports.Verdict) bool {
+	for _, v := range vs {
+		if v.Skipped == "" {
+			return false
+		}
+	}
+	return len(vs) > 0
 }

@@ -224,7 +224,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 			sayMu.Unlock()
 		}
 	}
-	say("scaleproof selftest: %d faults, profile %s, %d platforms at once; artifacts in %s", len(list), prof.Name, o.parallel, dir)
+	say("scaleproof selftest: %s, profile %s, %s at once; artifacts in %s", plural(len(list), "fault"), prof.Name, plural(o.parallel, "platform"), dir)
 	started := time.Now()
 	sem := make(chan struct{}, o.parallel)
 	var wg sync.WaitGroup
@@ -452,7 +452,7 @@ func writeSelftestTable(w io.Writer, rep SelftestReport) {
 
 func writeSelftestMarkdown(w io.Writer, rep SelftestReport) {
 	md := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-	fmt.Fprintf(w, "# scaleproof selftest: %s\n\nProfile %s, %d platforms at once, %.0f s.\n\n", passWord(rep.Passed), rep.Profile, rep.Parallel, rep.TookS)
+	fmt.Fprintf(w, "# scaleproof selftest: %s\n\nProfile %s, %s at once, %.0f s.\n\n", passWord(rep.Passed), rep.Profile, plural(rep.Parallel, "platform"), rep.TookS)
 	fmt.Fprintln(w, "| Fault | Rule it breaks | Scenario | Fact that caught it |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	for _, r := range rep.Faults {
