@@ -102,7 +102,7 @@ func (c *Config) Set(key, value string) error {
 		return fmt.Errorf("unknown setting %q (have: %s)", key, strings.Join(SettingKeys(), ", "))
 	}
 	if err := s.set(c, strings.TrimSpace(value)); err != nil {
-		return fmt.Errorf("setting %s=%q: %s", key, value, settings[key].help)
+		return fmt.Errorf("setting %s=%q: %v; want %s", key, value, err, settings[key].help)
 	}
 	return nil
 }

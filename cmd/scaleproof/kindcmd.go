@@ -18,7 +18,7 @@ import (
 func newKindCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "kind",
-		Short: "kind helpers: build or cache the node image the kind platform runs",
+		Short: "kind on this host: host setup, the offline node image, deleting a kept cluster",
 	}
 	c.AddCommand(newNodeImageCmd(), newHostSetupCmd(), newKindDeleteCmd())
 	return c
@@ -145,7 +145,12 @@ func newKindDeleteCmd() *cobra.Command {
 		Use:     "delete NAME",
 		Short:   "Delete a kind cluster a run left with --keep",
 		Example: "  scaleproof kind delete scaleproof-20261201-093000-a1b2c3 --kubeconfig _artifacts/20261201-093000-a1b2c3/kubeconfig",
-		Args:    cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return withCode(exitUsage, fmt.Errorf("kind delete takes one cluster name (the name a run printed with --keep, e.g. scaleproof-<run id>); got %d arguments", len(args)))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := kind.DeleteCluster(cmd.Context(), provider, args[0], kubeconfig); err != nil {
 				return withCode(exitInfra, err)
