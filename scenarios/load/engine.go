@@ -103,15 +103,12 @@ func Run(ctx context.Context, p Profile, exec Exec, opts ...Option) (*Metrics, e
 	return New(opts...).Run(ctx, p, exec)
 }
 
-// Run drives p with exec until the profile ends (plus graceful stop),
-// MaxIterations have started, or ctx is done, and returns the Metrics. When
-// ctx ends first, iterations in progress are interrupted at once and Run
-// returns the Metrics so far with an error wrapping the context's cause. Run
-// returns only after every VU goroutine has returned, so Exec must honour
-// its ctx.
-func (e *Engine) Run(ctx context.Context, p Profile, exec Exec) (*Metrics, error) {
-	if err := p.Validate(); err != nil {
-		return nil, err
+// prepare checks what every run needs before it starts (the profile's
+// validity perr, an Exec, a live ctx) and returns the Metrics it records
+// into (WithMetrics', else new ones).
+func (e *Engine) prepare(ctx context.Context, perr error, exec Exec) (*Metrics, error) {
+	if perr != nil {
+		return nil, perr
 	}
 	if exec == nil {
 		return nil, errors.New("load: nil Exec")
@@ -119,11 +116,24 @@ func (e *Engine) Run(ctx context.Context, p Profile, exec Exec) (*Metrics, error
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("load: run not started: %w", context.Cause(ctx))
 	}
-	c := e.cfg
-	m := c.metrics
-	if m == nil {
-		m = NewMetrics()
+	if e.cfg.metrics != nil {
+		return e.cfg.metrics, nil
 	}
+	return NewMetrics(), nil
+}
+
+// Run drives p with exec until the profile ends (plus graceful stop),
+// MaxIterations have started, or ctx is done, and returns the Metrics. When
+// ctx ends first, iterations in progress are interrupted at once and Run
+// returns the Metrics so far with an error wrapping the context's cause. Run
+// returns only after every VU goroutine has returned, so Exec must honour
+// its ctx.
+func (e *Engine) Run(ctx context.Context, p Profile, exec Exec) (*Metrics, error) {
+	m, err := e.prepare(ctx, p.Validate(), exec)
+	if err != nil {
+		return nil, err
+	}
+	c := e.cfg
 	r := &run{cfg: c, p: p, exec: exec, clock: c.clock, m: m, t0: c.clock.Now(),
 		slots: make([]*slot, p.PeakVUs()), draining: map[*slot]time.Time{},
 		maxCh: make(chan struct{}), stopCh: make(chan struct{})}
@@ -137,7 +147,7 @@ func (e *Engine) Run(ctx context.Context, p Profile, exec Exec) (*Metrics, error
 			clock: c.clock, m: m, done: make(chan struct{})}
 		go r.sink.forward()
 	}
-	err := r.control(ctx)
+	err = r.control(ctx)
 	if r.sink != nil {
 		r.sink.close()
 	}

@@ -272,20 +272,11 @@ func RunArrival(ctx context.Context, p ArrivalProfile, exec Exec, opts ...Option
 
 // RunArrival: see the package function.
 func (e *Engine) RunArrival(ctx context.Context, p ArrivalProfile, exec Exec) (*Metrics, error) {
-	if err := p.Validate(); err != nil {
+	m, err := e.prepare(ctx, p.Validate(), exec)
+	if err != nil {
 		return nil, err
 	}
-	if exec == nil {
-		return nil, errors.New("load: nil Exec")
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("load: run not started: %w", context.Cause(ctx))
-	}
 	c := e.cfg
-	m := c.metrics
-	if m == nil {
-		m = NewMetrics()
-	}
 	t0 := c.clock.Now()
 	if err := m.begin(t0, c.clock); err != nil {
 		return nil, err
@@ -302,7 +293,7 @@ func (e *Engine) RunArrival(ctx context.Context, p ArrivalProfile, exec Exec) (*
 	for range p.PreAllocatedVUs {
 		a.spawn(t0, time.Time{})
 	}
-	err := a.control(ctx)
+	err = a.control(ctx)
 	if a.sink != nil {
 		a.sink.close()
 	}
