@@ -198,15 +198,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			}
 		}()
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
-	}
-	logf, err := os.Create(filepath.Join(dir, "scaleproof.log"))
+	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
 	if err != nil {
-		return withCode(exitUsage, err)
+		return err
 	}
-	defer logf.Close()
-	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer closeLog()
 
 	var pf platform.Platform
 	switch o.platform {

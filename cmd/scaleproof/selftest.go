@@ -202,15 +202,11 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 			dir = filepath.Join("_artifacts", "selftest-"+runID)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
-	}
-	logf, err := os.Create(filepath.Join(dir, "selftest.log"))
+	log, closeLog, err := openArtifacts(dir, "selftest.log")
 	if err != nil {
-		return withCode(exitUsage, err)
+		return err
 	}
-	defer logf.Close()
-	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer closeLog()
 
 	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 5*time.Minute, "")
 	defer stopTrap()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -94,15 +93,11 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 			dir = filepath.Join("_artifacts", newRunID())
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
-	}
-	logf, err := os.Create(filepath.Join(dir, "scaleproof.log"))
+	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
 	if err != nil {
-		return withCode(exitUsage, err)
+		return err
 	}
-	defer logf.Close()
-	log := slog.New(slog.NewJSONHandler(logf, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer closeLog()
 	o.policy = scenarios.PolicyStep
 	pf := local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
 
