@@ -60,19 +60,30 @@ func TestKeysNeverLogged(t *testing.T) {
 				}
 			}
 		}
-		// An MCP call through the edge carrying the key (forwarded to the worker).
-		hreq, _ := http.NewRequest(http.MethodPost, r.ep.EdgeURL+"/g/g/z/"+zone+"/mcp",
-			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{"ms":1}}}`))
-		hreq.Header.Set("Content-Type", "application/json")
-		hreq.Header.Set("Accept", "application/json, text/event-stream")
-		hreq.Header.Set("Authorization", "Bearer "+k)
-		resp, err := r.hc.Do(hreq)
-		if err != nil {
-			t.Fatal(err)
+		// An MCP call through the edge carrying the key (forwarded to the
+		// worker). The fleet has the worker ready; the edge routes to it from
+		// its next discovery refresh on, so a 503 (no ready worker yet) is
+		// tried again, bounded, until the edge has it.
+		status := 0
+		for deadline := time.Now().Add(15 * time.Second); ; {
+			hreq, _ := http.NewRequestWithContext(ctxFor(t, 10*time.Second), http.MethodPost, r.ep.EdgeURL+"/g/g/z/"+zone+"/mcp",
+				strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"work","arguments":{"ms":1}}}`))
+			hreq.Header.Set("Content-Type", "application/json")
+			hreq.Header.Set("Accept", "application/json, text/event-stream")
+			hreq.Header.Set("Authorization", "Bearer "+k)
+			resp, err := r.hc.Do(hreq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			status = resp.StatusCode
+			if status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+				break
+			}
+			<-time.After(100 * time.Millisecond) // at most 150 tries
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("MCP call with a key: %d", resp.StatusCode)
+		if status != http.StatusOK {
+			t.Errorf("MCP call with a key: %d", status)
 		}
 	}
 	t.Logf("console answers: %v", statuses)
