@@ -48,7 +48,7 @@ func RatePath() Scenario {
 				return err
 			}
 			target := rateFactor * p.TargetRPS
-			think := time.Duration(float64(rateVUs) / target * float64(time.Second))
+			think := time.Duration(float64(rateVUs) / target * float64(time.Second)).Round(time.Millisecond)
 			s.Phase(fmt.Sprintf("%d VUs of %d ms calls, %s think time: about %.0f calls/s at low in-flight", rateVUs, rateCallMS, think, target))
 			lp := load.ConstantVUs(rateVUs, p.UpTimeout+rateHold(p))
 			lp.ThinkTime, lp.GracefulStop = think, p.GracefulStop

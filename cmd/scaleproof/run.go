@@ -250,7 +250,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 
 	resultsPath := filepath.Join(dir, "results.jsonl")
 	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
-		Platform: name, Profile: prof.Name, Policy: o.policy, Settings: o.settings(prof), Started: time.Now()})
+		Platform: name, Profile: prof.Name, Policy: o.policy, Settings: o.settings(o.platform, prof), Started: time.Now()})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
