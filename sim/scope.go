@@ -133,12 +133,18 @@ func (s *scope) takeSample() reports.Sample {
 	return smp
 }
 
-// createZone creates the scenario's zone with count 1 and max, gives it the
+// createZone creates the scenario's zone with count 1 and max (with
+// Config.OneZone: sets count 1 and max on the run's one zone), gives it the
 // run's policy, starts sampling, and waits for a first ready worker and a
 // first call the edge routes (the harness's CreateZone and waitServed).
 func (s *scope) createZone(maxCount int) error {
 	sim := s.sim
-	s.z = sim.newZone(s.zname)
+	if s.z = sim.shared; s.z == nil {
+		s.z = sim.newZone(s.zname)
+		if sim.cfg.OneZone {
+			sim.shared = s.z
+		}
+	}
 	one := 1
 	if _, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, s.zname, controller.Change{Count: &one, MaxCount: &maxCount}); err != nil {
 		return fmt.Errorf("create zone %s with count 1, max %d: %w", s.zname, maxCount, err)
@@ -212,6 +218,9 @@ func (r *loadRun) wait() {
 // runOne runs one scenario on a fresh zone and writes its records.
 func (s *Sim) runOne(sc scenarios.Scenario) (reports.Verdict, Outcome) {
 	sp := &scope{sim: s, name: sc.Name, zname: sc.Name + "-sim", start: s.l.since()}
+	if s.cfg.OneZone {
+		sp.zname = "load-test-sim"
+	}
 	sp.co = s.main
 	sp.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: sp.zname, Started: s.l.Now()})

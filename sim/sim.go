@@ -52,6 +52,12 @@ type Config struct {
 	// after the start, as a scheduler enabled at the start ticks.
 	// Calibration fits it to a real run.
 	SchedulerPhase time.Duration
+	// OneZone runs the scenarios in order on one zone, as Ramen 0.7.5's
+	// load test did ("against one zone with max 3"): each scenario sets
+	// count 1 and its max on the zone the previous one left, with its
+	// workers, nodes and cooldowns. False (the harness's way): each
+	// scenario creates a zone of its own.
+	OneZone bool
 }
 
 // NewConfig is the simulated counterpart of `scaleproof run --profile p` on
@@ -163,6 +169,7 @@ type Sim struct {
 	nzones  int
 	passes  int
 	main    *coro // the scenarios' script
+	shared  *zone // the run's one zone (Config.OneZone), once created
 }
 
 func (s *Sim) write(kind string, v any) { s.records = append(s.records, Record{kind, v}) }
@@ -241,6 +248,9 @@ func (c Config) Settings() map[string]string {
 	}
 	if c.Step.MaxUpStep > 0 {
 		s["max_up_step"] = strconv.Itoa(c.Step.MaxUpStep)
+	}
+	if c.OneZone {
+		s["one_zone"] = "true"
 	}
 	return s
 }
