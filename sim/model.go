@@ -156,7 +156,7 @@ type worker struct {
 	listedAt time.Duration // on a node: listed by discovery
 	readyAt  time.Duration // ready in discovery
 	routeAt  time.Duration // the edge routes to it
-	canary   bool // serves beside the count (Model.Canary)
+	canary   bool          // serves beside the count (Model.Canary)
 	inflight int
 	calls    uint64  // admitted calls finished (the worker's calls_total)
 	acc      float64 // a fleet run's fluid calls (fleet.go)
