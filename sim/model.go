@@ -294,6 +294,15 @@ func (z *zone) routable() bool {
 	return slices.ContainsFunc(z.workers, func(w *worker) bool { return now >= w.routeAt })
 }
 
+// served reports whether n workers are listed and every listed one is
+// routed by the edge.
+func (z *zone) served(n int) bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	now := z.now()
+	return len(z.workers) >= n && !slices.ContainsFunc(z.workers, func(w *worker) bool { return now < w.routeAt })
+}
+
 // route picks the routable worker with the fewest calls in flight, ties
 // round-robin; nil when none is routable.
 func (z *zone) route() *worker {
