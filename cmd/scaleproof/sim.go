@@ -73,7 +73,7 @@ count, the load generator 300 ms (+ jitter) away, nodes in 370 / 245 / 235 s.`,
 	f.StringArrayVar(&o.sweeps, "sweep", nil, "sweep a setting, key=v1,v2,... (repeatable: a grid)")
 	f.StringVar(&o.out, "out", "", "sweep: the HTML page (default: sweep.html in the artifacts folder)")
 	f.StringVar(&o.calibrate, "calibrate", "", "fit the model's service time and ready delay to a real run's results.jsonl and compare")
-	f.BoolVar(&o.designs, "designs", false, "the earlier round's design (one-at-a-time steps, one 120 s cooldown) against the current one on the cloud model, beside the published numbers")
+	f.BoolVar(&o.designs, "designs", false, "the earlier round's design (one-at-a-time steps, one 120 s cooldown) against the current one on the gke, eks and aks models, beside the published numbers")
 	f.IntVar(&o.fleet, "fleet", 0, "a fleet run: this many zones under a slowly changing load (each up to 4 workers' worth of VUs, max 8), to measure the controller and policy at scale")
 	f.DurationVar(&o.fleetFor, "fleet-duration", time.Hour, "a fleet run's virtual time")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/sim-<run-id>)")
