@@ -60,11 +60,13 @@ type rateBook struct {
 	m  map[string]rateEntry
 }
 
+// rateEntry is a worker's latest sample (cur) and the latest one taken at
+// an earlier instant (base): the rate is between the two, so two pages
+// looking at the same instant see the same rate.
 type rateEntry struct {
-	calls uint64
-	at    time.Time
-	rate  float64
-	known bool
+	curCalls, baseCalls uint64
+	curAt, baseAt       time.Time
+	hasBase             bool
 }
 
 // maxRateEntries bounds the book; past it, entries older than rateMaxAge go.
@@ -85,23 +87,23 @@ func (b *rateBook) views(group, zone string, ws []autoscaler.WorkerSample, now t
 		prev, had := b.m[k]
 		rate := "—"
 		if w.Reachable {
-			e := rateEntry{calls: w.CallsTotal, at: w.SampledAt}
+			e := rateEntry{curCalls: w.CallsTotal, curAt: w.SampledAt}
 			switch {
-			case had && w.SampledAt.After(prev.at) && w.CallsTotal >= prev.calls:
-				e.rate, e.known = float64(w.CallsTotal-prev.calls)/w.SampledAt.Sub(prev.at).Seconds(), true
-			case had && w.SampledAt.Equal(prev.at) && w.CallsTotal == prev.calls:
-				e.rate, e.known = prev.rate, prev.known // a second page at the same instant
+			case had && w.SampledAt.After(prev.curAt):
+				e.baseCalls, e.baseAt, e.hasBase = prev.curCalls, prev.curAt, true
+			case had && w.SampledAt.Equal(prev.curAt):
+				e.baseCalls, e.baseAt, e.hasBase = prev.baseCalls, prev.baseAt, prev.hasBase
 			}
 			b.m[k] = e
-			if e.known {
-				rate = fmt.Sprintf("%.1f", e.rate)
+			if e.hasBase && e.curAt.After(e.baseAt) && e.curCalls >= e.baseCalls {
+				rate = fmt.Sprintf("%.1f", float64(e.curCalls-e.baseCalls)/e.curAt.Sub(e.baseAt).Seconds())
 			}
 		}
 		out = append(out, newWorkerView(w, rate))
 	}
 	if len(b.m) > maxRateEntries {
 		for k, e := range b.m {
-			if now.Sub(e.at) > rateMaxAge {
+			if now.Sub(e.curAt) > rateMaxAge {
 				delete(b.m, k)
 			}
 		}
