@@ -254,7 +254,7 @@ func TestPagesRoles(t *testing.T) {
 					}
 				}
 			}
-			if c.g1Full && !strings.Contains(rows["zone:g1/a"], `7 / 32</span> in flight`) {
+			if c.g1Full && !strings.Contains(rows["zone:g1/a"], `7 / 32</b> in flight`) {
 				t.Errorf("g1/a: the worker's load is missing: %s", rows["zone:g1/a"])
 			}
 			_, group, _ := u.get("/ui/groups/g1")
@@ -445,14 +445,14 @@ func TestPagesLiveParts(t *testing.T) {
 	u := w.signIn(t, "ga")
 	w.fleet.SetLoad("g1", "a", 5, 0)
 	_, first, _ := u.get("/ui/zones", "X-Scaleproof-Live", "1")
-	if !strings.Contains(rowsOf(first)["zone:g1/a"], "5 / 32</span>") {
+	if !strings.Contains(rowsOf(first)["zone:g1/a"], "5 / 32</b>") {
 		t.Fatal("in flight 5 not shown")
 	}
 	w.fleet.SetLoad("g1", "a", 30, 500)
 	w.clock.Advance(10 * time.Second)
 	_, second, _ := u.get("/ui/zones", "X-Scaleproof-Live", "1")
 	row := rowsOf(second)["zone:g1/a"]
-	if !strings.Contains(row, "30 / 32</span>") || !strings.Contains(row, `<span class="rate">50.0</span>`) ||
+	if !strings.Contains(row, "30 / 32</b>") || !strings.Contains(row, `<b class="rate">50.0</b>`) ||
 		!strings.Contains(row, "load-high") {
 		t.Fatalf("after the load changed (30 in flight, 500 calls in 10 s): %s", row)
 	}
