@@ -300,7 +300,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		verdicts = env.Run(ctx, list)
 		prog.done()
 		if ours && o.screenshots && ctx.Err() == nil {
-			runScreenshots(ep, dir, log, say)
+			runScreenshots(ctx, ep, dir, log, say)
 		}
 		steps.addVerdicts(verdicts, scenarioNames(list))
 	}

@@ -23,8 +23,9 @@ func consolePagesLine(ep platform.Endpoints) string {
 
 // runScreenshots signs in to the console's pages with the run's keys and
 // saves a PNG of each page in dir/screenshots (with an index the HTML report
-// links). Without a Chromium it says so in one line and takes none.
-func runScreenshots(ep platform.Endpoints, dir string, log *slog.Logger, say func(string, ...any)) {
+// links), within 2 minutes; an interrupt (ctx) stops it. Without a Chromium
+// it says so in one line and takes none.
+func runScreenshots(ctx context.Context, ep platform.Endpoints, dir string, log *slog.Logger, say func(string, ...any)) {
 	bin := screenshot.Chromium()
 	if bin == "" {
 		say("screenshots: skipped: no chromium found (install it with `make deps-chromium`, or set $CHROMIUM)")
@@ -43,7 +44,7 @@ func runScreenshots(ep platform.Endpoints, dir string, log *slog.Logger, say fun
 		{File: "config.png", Path: "/ui/config", Key: k.SuperAdmin.Key,
 			Caption: "the Config page: the Auto-rebalance scheduler and the step policy's settings"},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	sdir := filepath.Join(dir, reports.ScreenshotsDir)
 	shots, err := screenshot.Capture(ctx, bin, ep.ConsoleURL, pages, sdir)
