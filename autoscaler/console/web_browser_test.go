@@ -195,6 +195,26 @@ func TestPagesInBrowser(t *testing.T) {
 		if got != "32.0" {
 			t.Errorf("calls/s %q after 640 calls in 20 s, want 32.0", got)
 		}
+
+		// A zone created meanwhile appears; the row being typed in stays as typed.
+		in := `tr[id="zone:g1/a"] input[name="max_count"]`
+		if err := s.Do(10*time.Second, chromedp.SetValue(chromedp.CSS(in), "7"), chromedp.Focus(chromedp.CSS(in))); err != nil {
+			t.Fatal(err)
+		}
+		one, four := 1, 4
+		if _, err := w.c.Apply(ctx, "ga", "g1", "c", controller.Change{Count: &one, MaxCount: &four}); err != nil {
+			t.Fatal(err)
+		}
+		c2, cancel2 := context.WithTimeout(s.Ctx(), 15*time.Second)
+		defer cancel2()
+		typed, err := chromedp.Run(c2, chromedp.Poll[string](`(() => document.getElementById("zone:g1/c") && window.notReloaded === "yes" ?
+			document.querySelector('tr[id="zone:g1/a"] input[name="max_count"]').value : false)()`, chromedp.WithPollingInterval(100*time.Millisecond)))
+		if err != nil {
+			t.Fatalf("zone g1/c did not appear on the open Zones page: %v", err)
+		}
+		if typed != "7" {
+			t.Errorf("the max being typed in g1/a's row is %q after a refresh, want 7", typed)
+		}
 	})
 
 	t.Run("screenshots of each page", func(t *testing.T) {

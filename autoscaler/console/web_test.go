@@ -33,7 +33,7 @@ type webRig struct {
 	srv *httptest.Server
 }
 
-func newWebRig(t testing.TB) *webRig {
+func newWebRig(t testing.TB, opts ...func(*console.PagesOptions)) *webRig {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
 	if err != nil {
@@ -53,8 +53,11 @@ func newWebRig(t testing.TB) *webRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := console.New(console.Options{Controller: c, Store: st, Keys: keys, Logger: log, Step: &cfg,
-		Pages: console.PagesOptions{Clock: clock, SessionTTL: sessionTTL, Poll: 200 * time.Millisecond}})
+	po := console.PagesOptions{Clock: clock, SessionTTL: sessionTTL, Poll: 200 * time.Millisecond}
+	for _, o := range opts {
+		o(&po)
+	}
+	h, err := console.New(console.Options{Controller: c, Store: st, Keys: keys, Logger: log, Step: &cfg, Pages: po})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,4 +549,57 @@ func FuzzPageForm(f *testing.F) {
 		u.t = t
 		checkPage(t, w, u, "POST", path, body)
 	})
+}
+
+// TestPagesSessionCap: past MaxSessions the oldest session ends.
+func TestPagesSessionCap(t *testing.T) {
+	w := newWebRig(t, func(o *console.PagesOptions) { o.MaxSessions = 2 })
+	first := w.signIn(t, "v")
+	w.clock.Advance(time.Second)
+	second := w.signIn(t, "ga")
+	w.clock.Advance(time.Second)
+	third := w.signIn(t, "root")
+	for _, c := range []struct {
+		name string
+		u    *user
+		want int
+	}{{"first", first, http.StatusSeeOther}, {"second", second, 200}, {"third", third, 200}} {
+		if st, _, _ := c.u.get("/ui/zones"); st != c.want {
+			t.Errorf("%s session: %d, want %d", c.name, st, c.want)
+		}
+	}
+}
+
+// TestPagesSelfContained: every page loads nothing from elsewhere, runs only
+// its own nonce'd script and style, and may not be framed.
+func TestPagesSelfContained(t *testing.T) {
+	w := newWebRig(t)
+	u := w.signIn(t, "root")
+	external := regexp.MustCompile(`(?i)<link|<img|<iframe|@import|url\(|\ssrc\s*=|https?://`)
+	nonceRE := regexp.MustCompile(`<(?:script|style) nonce="([^"]+)"`)
+	for _, path := range []string{"/ui/signin", "/ui/zones", "/ui/groups/g1", "/ui/audit", "/ui/config", "/ui/nope"} {
+		req, _ := http.NewRequest(http.MethodGet, w.srv.URL+path, nil)
+		res, err := u.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		page, csp := string(b), res.Header.Get("Content-Security-Policy")
+		if m := external.FindString(page); m != "" {
+			t.Errorf("%s references something external: %q", path, m)
+		}
+		if !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP %q", path, csp)
+		}
+		ms := nonceRE.FindAllStringSubmatch(page, -1)
+		if len(ms) == 0 || strings.Count(page, "<script")+strings.Count(page, "<style") != len(ms) {
+			t.Errorf("%s: a script or style without a nonce", path)
+		}
+		for _, m := range ms {
+			if !strings.Contains(csp, "'nonce-"+m[1]+"'") {
+				t.Errorf("%s: nonce %s not in the CSP %q", path, m[1], csp)
+			}
+		}
+	}
 }
