@@ -170,7 +170,8 @@ type pageData struct {
 	StatusText string
 	Now        string
 	PollMS     int64
-	Live       bool // the page refreshes itself
+	Live       bool   // the page refreshes itself
+	LiveURL    string // from this address (the page's own GET, also after a refused form)
 	User       *userView
 	Groups     []string
 	Nav        string // the current page, for the nav
@@ -574,7 +575,7 @@ func (pg *pages) zonesPage(w http.ResponseWriter, r *http.Request, se *session) 
 
 func (pg *pages) showZones(w http.ResponseWriter, r *http.Request, se *session, status int, errMsg string) {
 	d := pg.data(se, "Zones and workers", "zones")
-	d.Error, d.Live = errMsg, true
+	d.Error, d.Live, d.LiveURL = errMsg, true, "/ui/zones"
 	b := zonesBody{Rows: pg.zoneRows(r, se.p, "")}
 	b.Full = slices.ContainsFunc(b.Rows, func(z zoneRow) bool { return z.Full })
 	d.Body = b
@@ -601,7 +602,7 @@ func (pg *pages) showGroup(w http.ResponseWriter, r *http.Request, se *session, 
 		return
 	}
 	d := pg.data(se, "Group "+group, "group:"+group)
-	d.Error, d.Live = errMsg, true
+	d.Error, d.Live, d.LiveURL = errMsg, true, "/ui/groups/"+url.PathEscape(group)
 	d.Body = groupBody{Group: group, Rows: rows}
 	pg.render(w, "group", status, d)
 }
@@ -626,9 +627,15 @@ func backURL(r *http.Request, f url.Values) string {
 }
 
 // postWorkers is Scale workers (count and max) and Save max (max only): PUT
-// workers with the form's fields.
+// workers with the form's fields. The Group page's form also says what the
+// count and max were when the page was drawn (count_was, max_was): a field
+// the user left as it was is not sent, so Scale workers with a new count
+// does not put back a max someone else has changed meanwhile (and is
+// audited as the count it is). With neither changed it sends the count: a
+// manual count, as pressed.
 func (pg *pages) postWorkers(w http.ResponseWriter, r *http.Request, se *session, f url.Values) {
 	g, z := r.PathValue("g"), r.PathValue("z")
+	f = changedOnly(f)
 	body := formJSON(f, [2]string{"max_count", "int"}, [2]string{"count", "int"})
 	status, out := pg.call(r, se.p, pg.s.putWorkers, http.MethodPut, map[string]string{"g": g, "z": z}, nil, body)
 	if status != http.StatusOK {
@@ -639,6 +646,27 @@ func (pg *pages) postWorkers(w http.ResponseWriter, r *http.Request, se *session
 	_ = json.Unmarshal(out, &v)
 	pg.sess.setFlash(se.id, fmt.Sprintf("%s/%s: count %d, max %d.", g, z, v.Count, v.MaxCount))
 	http.Redirect(w, r, backURL(r, f), http.StatusSeeOther)
+}
+
+// changedOnly drops count and max_count when they equal count_was and
+// max_was, keeping the count when both do.
+func changedOnly(f url.Values) url.Values {
+	same := func(k string) bool {
+		was, ok := f[k+"_was"]
+		return ok && len(was) > 0 && strings.TrimSpace(f.Get(k)) == strings.TrimSpace(was[0])
+	}
+	sameCount, sameMax := same("count"), same("max_count")
+	out := url.Values{}
+	for k, v := range f {
+		out[k] = v
+	}
+	if sameMax && f.Get("count") != "" {
+		delete(out, "max_count")
+	}
+	if sameCount && !sameMax && f.Get("max_count") != "" {
+		delete(out, "count")
+	}
+	return out
 }
 
 // postRebalance is Rebalance and autoscale: POST rebalance.
@@ -715,7 +743,7 @@ func (pg *pages) auditPage(w http.ResponseWriter, r *http.Request, se *session) 
 		slices.Sort(row.Tags)
 		b.Rows = append(b.Rows, row)
 	}
-	d.Body, d.Live = b, true
+	d.Body, d.Live, d.LiveURL = b, true, r.URL.RequestURI()
 	pg.render(w, "audit", http.StatusOK, d)
 }
 
@@ -750,7 +778,7 @@ func (pg *pages) showConfig(w http.ResponseWriter, r *http.Request, se *session,
 		}
 	}
 	d := pg.data(se, "Config", "config")
-	d.Error, d.Live, d.Body = errMsg, true, b
+	d.Error, d.Live, d.LiveURL, d.Body = errMsg, true, "/ui/config", b
 	pg.render(w, "config", status, d)
 }
 

@@ -138,6 +138,31 @@ func TestPagesInBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("an invalid count through the form is 422, shown and audited", func(t *testing.T) {
+		s := signIn(t, "ga")
+		open(t, s, "/ui/groups/g1")
+		form := `section[id="zone:g1/b"] form.scale `
+		if err := s.Do(10*time.Second, chromedp.SetValue(chromedp.CSS(form+`input[name="count"]`), "9")); err != nil {
+			t.Fatal(err)
+		}
+		c, cancel := context.WithTimeout(s.Ctx(), 20*time.Second)
+		defer cancel()
+		res, err := chromedp.RunResponse(c, chromedp.Click(chromedp.CSS(form+"button.scale-workers")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != 422 {
+			t.Errorf("Scale workers with count 9 over max 5: %d, want 422", res.Status)
+		}
+		msg := eval(t, s, `document.getElementById("page-error").textContent + " | " + document.body.dataset.liveUrl`)
+		if !strings.Contains(msg, "422") || !strings.Contains(msg, "count") || !strings.HasSuffix(msg, "| /ui/groups/g1") {
+			t.Errorf("the page after the refusal says %q", msg)
+		}
+		if e := w.lastAudit(t); e.Actor != "ga" || e.Action != controller.AuditCount || e.Tags["error"] != "invalid" {
+			t.Errorf("last audit entry %+v, want workers.count by ga with error:invalid", e)
+		}
+	})
+
 	// post sends a form from the page with fetch, as a forged or stripped
 	// form would, and returns the status.
 	post := func(t *testing.T, s *screenshot.Session, path, fields string) string {

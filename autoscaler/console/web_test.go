@@ -603,3 +603,41 @@ func TestPagesSelfContained(t *testing.T) {
 		}
 	}
 }
+
+// TestPagesScaleWorkersSendsWhatChanged: the Group page's Scale workers
+// sends the fields the user changed, so a max someone else changed after
+// the page was drawn is not put back.
+func TestPagesScaleWorkersSendsWhatChanged(t *testing.T) {
+	w := newWebRig(t)
+	u := w.signIn(t, "ga")
+	u.get("/ui/groups/g1")
+	five := 5
+	if _, err := w.c.Apply(context.Background(), "root", "g1", "b", controller.Change{MaxCount: &five}); err != nil {
+		t.Fatal(err)
+	}
+	const path = "/ui/groups/g1/zones/b/workers"
+	cases := []struct {
+		name                       string
+		count, countWas, max, maxW string
+		wantCount, wantMax         int
+		action                     string
+	}{
+		{"a new count, the max as drawn", "2", "1", "3", "3", 2, 5, controller.AuditCount},
+		{"a new max, the count as drawn", "2", "2", "4", "5", 2, 4, controller.AuditMaxCount},
+		{"both new", "3", "2", "3", "4", 3, 3, controller.AuditCount}, // the max entry, then the count one
+	}
+	for _, c := range cases {
+		st, body, _ := u.post(path, url.Values{"csrf": {u.csrf}, "back": {"group"}, "count": {c.count}, "count_was": {c.countWas},
+			"max_count": {c.max}, "max_count_was": {c.maxW}})
+		if st != http.StatusSeeOther {
+			t.Fatalf("%s: %d: %s", c.name, st, body)
+		}
+		v, _ := w.c.Zone("g1", "b")
+		if v.Count != c.wantCount || v.MaxCount != c.wantMax {
+			t.Errorf("%s: count %d max %d, want %d and %d", c.name, v.Count, v.MaxCount, c.wantCount, c.wantMax)
+		}
+		if e := w.lastAudit(t); e.Action != c.action || e.Actor != "ga" {
+			t.Errorf("%s: last audit %+v, want %s by ga", c.name, e, c.action)
+		}
+	}
+}
