@@ -82,7 +82,8 @@ func (ss *sessions) create(p Principal) session {
 	return *s
 }
 
-// get returns the live session of r's cookie and takes its flash.
+// get returns the live session of r's cookie; a page load (not a page's own
+// refresh) takes its flash.
 func (ss *sessions) get(r *http.Request) (session, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || c.Value == "" {
@@ -99,7 +100,11 @@ func (ss *sessions) get(r *http.Request) (session, bool) {
 		return session{}, false
 	}
 	out := *s
-	s.flash = ""
+	if r.Header.Get(liveHeader) == "" {
+		s.flash = ""
+	} else {
+		out.flash = ""
+	}
 	return out, true
 }
 
@@ -117,14 +122,6 @@ func (ss *sessions) remove(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.m, id)
-}
-
-// len returns the number of sessions kept (expired ones included until the
-// next sign-in sweeps them).
-func (ss *sessions) len() int {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return len(ss.m)
 }
 
 // sameToken compares a form's token with the expected one in constant time;
