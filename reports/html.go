@@ -227,7 +227,7 @@ footer { margin-top: 3em; font-size: .8em; color: #777; }
 {{end}}
 {{if .Screenshots}}<section id="screenshots">
 <h2>Console screenshots</h2>
-<p class="note">The console's pages as a user watching the run saw them (PNG files beside this report, in {{.ScreenshotsDir}}/).</p>
+<p class="note">The console's pages at the end of the run, as each role sees them (PNG files beside this report, in {{.ScreenshotsDir}}/).</p>
 <ul>{{range .Screenshots}}<li><a href="{{$.ScreenshotsDir}}/{{.File}}">{{.File}}</a>: {{.Caption}}</li>{{end}}</ul>
 </section>{{end}}
 <footer>Rendered by scaleproof from {{.SourceCount}} results file(s), {{.ChartCount}} charts (gonum/plot, inline SVG). This file is self-contained: it loads nothing from the network.</footer>

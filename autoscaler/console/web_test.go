@@ -251,13 +251,13 @@ func TestPagesRoles(t *testing.T) {
 				if !strings.Contains(row, `class="num count">1<`) {
 					t.Errorf("%s: no count 1 in %s", id, row)
 				}
-				for _, s := range []string{"Save max", `name="max_count"`, "calls/s", "act-set"} {
+				for _, s := range []string{"Save max", `name="max_count"`, `class="rate"`, "act-set"} {
 					if strings.Contains(row, s) != full {
 						t.Errorf("%s: has %q = %v, want %v", id, s, !full, full)
 					}
 				}
 			}
-			if c.g1Full && !strings.Contains(rows["zone:g1/a"], `7 / 32</b> in flight`) {
+			if c.g1Full && !strings.Contains(rows["zone:g1/a"], `<b class="inflight">7 / 32</b>`) {
 				t.Errorf("g1/a: the worker's load is missing: %s", rows["zone:g1/a"])
 			}
 			_, group, _ := u.get("/ui/groups/g1")
