@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,7 +13,10 @@ import (
 // through the one "worker" template (web_templates/layout.html), so what a
 // worker shows (a role badge, another figure) is added in one place.
 type workerView struct {
-	ID              string
+	ID string
+	// Name is ID without the "group-zone-" prefix platforms give their
+	// workers (the row already names the zone); ID when it has none.
+	Name            string
 	InFlight, Limit int
 	// Rate is calls per second since this console's previous look at the
 	// worker ("—" until there are two samples).
@@ -30,7 +34,7 @@ type workerView struct {
 
 // newWorkerView is the view of one sample; rate is "—" or calls/s.
 func newWorkerView(s autoscaler.WorkerSample, rate string) workerView {
-	v := workerView{ID: s.ID, InFlight: s.InFlight, Limit: s.Limit, Rate: rate, Ready: s.Reachable && s.Ready && s.Limit > 0}
+	v := workerView{ID: s.ID, Name: s.ID, InFlight: s.InFlight, Limit: s.Limit, Rate: rate, Ready: s.Reachable && s.Ready && s.Limit > 0}
 	switch {
 	case v.Ready:
 		v.State = "ready"
@@ -99,7 +103,11 @@ func (b *rateBook) views(group, zone string, ws []autoscaler.WorkerSample, now t
 				rate = fmt.Sprintf("%.1f", float64(e.curCalls-e.baseCalls)/e.curAt.Sub(e.baseAt).Seconds())
 			}
 		}
-		out = append(out, newWorkerView(w, rate))
+		v := newWorkerView(w, rate)
+		if n, ok := strings.CutPrefix(w.ID, group+"-"+zone+"-"); ok && n != "" {
+			v.Name = n
+		}
+		out = append(out, v)
 	}
 	if len(b.m) > maxRateEntries {
 		for k, e := range b.m {
