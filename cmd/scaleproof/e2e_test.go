@@ -133,11 +133,12 @@ func checkArtifacts(t *testing.T, art string) {
 			break
 		}
 	}
-	if screenshot.Chromium() != "" { // the console's pages, linked from the report
+	if screenshot.Chromium() != "" { // the console's pages (two under load in sustained), linked from the report
 		shots, err := reports.ReadScreenshots(art)
 		html, _ := os.ReadFile(filepath.Join(art, "report.html"))
-		if err != nil || len(shots) != 5 || !bytes.Contains(html, []byte(`href="screenshots/zones-viewer.png"`)) {
-			t.Errorf("screenshots: %d (%v), want 5 linked from report.html", len(shots), err)
+		if err != nil || len(shots) != 7 || !bytes.Contains(html, []byte(`href="screenshots/zones-under-load.png"`)) ||
+			!bytes.Contains(html, []byte(`href="screenshots/zones-viewer.png"`)) {
+			t.Errorf("screenshots: %d (%v), want 7 linked from report.html", len(shots), err)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(art, "table.md"))

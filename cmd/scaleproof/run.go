@@ -94,8 +94,9 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
   junit_runner.xml  one testcase per platform step (up, dump logs, down)
   table.md          the table and the PASS/FAIL lines in Markdown
   scaleproof.log    the harness's own log (JSON lines)
-  screenshots/      the console's pages (Zones and workers, Group, Audit, Config)
-                    after the scenarios, as PNGs the report links (needs chromium)
+  screenshots/      the console's pages as PNGs the report links (needs chromium):
+                    Zones and Group while sustained runs at its max under load,
+                    all of them (Audit, Config too) after the scenarios
   logs/             every process's log (local: console, edge, workers, prometheus)
   local/            local platform: the console's state, keys.json (the run's
                     API keys, mode 0600), Prometheus' config and data
@@ -289,8 +290,17 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		if ours {
 			say("%s", consolePagesLine(ep))
 		}
+		var shots *shooter
+		if ours && o.screenshots {
+			shots = newShooter(ep, dir, log, say)
+		}
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
-		env.Progress = prog.update
+		env.Progress = func(st scenarios.Status) {
+			prog.update(st)
+			if shots != nil {
+				shots.underLoad(ctx, st)
+			}
+		}
 		env.Policy = o.policy
 		noFaults := "" // FaulterOf's own words: it offers no fault actions
 		if o.platform == "external" {
@@ -299,8 +309,8 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		env.Faults = platform.FaulterOf(pf, noFaults)
 		verdicts = env.Run(ctx, list)
 		prog.done()
-		if ours && o.screenshots && ctx.Err() == nil {
-			runScreenshots(ctx, ep, dir, log, say)
+		if shots != nil {
+			shots.end(ctx)
 		}
 		steps.addVerdicts(verdicts, scenarioNames(list))
 	}

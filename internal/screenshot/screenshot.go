@@ -154,9 +154,9 @@ type Page struct {
 	File, Path, Key, Caption string
 }
 
-// Capture signs in with each page's key (once per key), saves each page as
-// a PNG in dir and writes dir's index (reports.WriteScreenshotIndex). It
-// returns the screenshots taken; a page that fails is left out and its
+// Capture signs in with each page's key (once per key) and saves each page
+// as a PNG in dir. It returns the screenshots taken, for dir's index
+// (reports.WriteScreenshotIndex); a page that fails is left out and its
 // error joined to the others.
 func Capture(ctx context.Context, bin, base string, pages []Page, dir string) ([]reports.Screenshot, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -193,11 +193,6 @@ func Capture(ctx context.Context, bin, base string, pages []Page, dir string) ([
 			continue
 		}
 		shots = append(shots, reports.Screenshot{File: p.File, Caption: p.Caption})
-	}
-	if len(shots) > 0 {
-		if err := reports.WriteScreenshotIndex(dir, shots); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	return shots, errors.Join(errs...)
 }
