@@ -128,7 +128,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.StringVar(&o.keysFile, "keys", "", `external: console API keys, JSON {"keys":[{"name","key","role","groups"}]} with super_admin, group_admin of --group, viewer, mcp_user`)
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
-	f.BoolVar(&o.screenshots, "screenshots", true, "after the scenarios, take screenshots of the console's pages into the artifacts folder (needs chromium; not with --platform external)")
+	f.BoolVar(&o.screenshots, "screenshots", true, "take screenshots of the console's pages into the artifacts folder, under load in sustained and after the scenarios (needs chromium; not with --platform external)")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
 	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
