@@ -46,6 +46,8 @@ type Options struct {
 	// Step is the step policy's configuration the console runs with, shown
 	// read-only at GET /api/v1/config/autoscale; nil: that endpoint is 404.
 	Step *autoscaler.StepConfig
+	// Pages configure the web pages under /ui/ (web.go).
+	Pages PagesOptions
 }
 
 // Server is the console's HTTP handler.
@@ -102,7 +104,18 @@ func New(o Options) (*Server, error) {
 	m.HandleFunc("GET /readyz", o.Health.Readyz(o.Store.Ready))
 	m.HandleFunc("GET /livez", serve.Livez)
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if !o.Pages.Off {
+		pg, err := newPages(s, o.Pages)
+		if err != nil {
+			return nil, err
+		}
+		m.Handle(pagesPrefix, pg)
+	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && !o.Pages.Off && wantsHTML(r) {
+			http.Redirect(w, r, pagesPrefix, http.StatusSeeOther)
+			return
+		}
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	s.handler = serve.RejectNonCanonical(m, func(w http.ResponseWriter, r *http.Request) {
@@ -362,7 +375,7 @@ func (s *Server) getAutoRebalance(w http.ResponseWriter, _ *http.Request, _ Prin
 }
 
 func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Principal) {
-	if p.Role != RoleSuperAdmin {
+	if !p.MayConfigure() {
 		s.forbidden(w, p, "", "", controller.AuditAutoRebalance, "only a super admin may change the auto-rebalance scheduler")
 		return
 	}
@@ -463,17 +476,16 @@ func (s *Server) getAudit(w http.ResponseWriter, r *http.Request, p Principal) {
 		}
 		aq.Limit = n
 	}
-	switch p.Role {
-	case RoleSuperAdmin:
-	case RoleGroupAdmin:
+	if !p.MayReadAudit() {
+		writeError(w, http.StatusForbidden, "the audit log is for super admins and group admins")
+		return
+	}
+	if p.Role == RoleGroupAdmin {
 		if aq.Group != "" && !p.AdminOf(aq.Group) {
 			writeError(w, http.StatusForbidden, "not a group admin of "+aq.Group)
 			return
 		}
 		aq.Groups = p.Groups
-	default:
-		writeError(w, http.StatusForbidden, "the audit log is for super admins and group admins")
-		return
 	}
 	es, err := s.st.Audit(aq)
 	if err != nil {

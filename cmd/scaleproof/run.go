@@ -38,6 +38,7 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
+	screenshots  bool
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
@@ -93,6 +94,9 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
   junit_runner.xml  one testcase per platform step (up, dump logs, down)
   table.md          the table and the PASS/FAIL lines in Markdown
   scaleproof.log    the harness's own log (JSON lines)
+  screenshots/      the console's pages as PNGs the report links (needs chromium):
+                    Zones and Group while sustained runs at its max under load,
+                    all of them (Audit, Config too) after the scenarios
   logs/             every process's log (local: console, edge, workers, prometheus)
   local/            local platform: the console's state, keys.json (the run's
                     API keys, mode 0600), Prometheus' config and data
@@ -124,6 +128,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.StringVar(&o.keysFile, "keys", "", `external: console API keys, JSON {"keys":[{"name","key","role","groups"}]} with super_admin, group_admin of --group, viewer, mcp_user`)
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
+	f.BoolVar(&o.screenshots, "screenshots", true, "take screenshots of the console's pages into the artifacts folder, under load in sustained and after the scenarios (needs chromium; not with --platform external)")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
 	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
@@ -281,8 +286,21 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	} else {
 		ep = o.endpoints(ep)
 		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
+		ours := o.platform != "external" // the reference console, which serves the pages
+		if ours {
+			say("%s", consolePagesLine(ep))
+		}
+		var shots *shooter
+		if ours && o.screenshots {
+			shots = newShooter(ep, dir, log, say)
+		}
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
-		env.Progress = prog.update
+		env.Progress = func(st scenarios.Status) {
+			prog.update(st)
+			if shots != nil {
+				shots.underLoad(ctx, st)
+			}
+		}
 		env.Policy = o.policy
 		noFaults := "" // FaulterOf's own words: it offers no fault actions
 		if o.platform == "external" {
@@ -291,6 +309,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		env.Faults = platform.FaulterOf(pf, noFaults)
 		verdicts = env.Run(ctx, list)
 		prog.done()
+		if shots != nil {
+			shots.end(ctx)
+		}
 		steps.addVerdicts(verdicts, scenarioNames(list))
 	}
 
