@@ -38,6 +38,7 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
+	canary       bool // --canary: a canary worker beside each zone's stable ones
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
@@ -125,6 +126,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
+	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
 	f.StringVar(&o.kube.namespace, "namespace", "", "kubeconfig: the namespace the system is deployed into and deleted with (default scaleproof-<run id>)")
@@ -211,7 +213,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		pf = local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
+		lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform"))
+		lc.Worker.Canary = o.canary
+		pf = local.New(lc)
 	case "kind":
 		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
 		if err != nil {
@@ -229,12 +233,15 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
 			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
-			Log: log.With("part", "platform")})
+			Canary: o.canary, Log: log.With("part", "platform")})
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
 		pf = kp
 	case "external":
+		if o.canary {
+			return withCode(exitUsage, errors.New("--canary runs a canary worker on the platforms scaleproof deploys (local, kind, kubeconfig), not on an external system"))
+		}
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
 			return withCode(exitUsage, err)
