@@ -127,7 +127,7 @@ func New(cfg Config) (*Platform, error) {
 			}
 		}
 	}
-	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image}); err != nil {
+	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary}); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
