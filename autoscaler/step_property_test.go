@@ -217,7 +217,19 @@ func TestRateNeverNegative(t *testing.T) {
 // DOWN with a worker down, none before LowRounds all-low rounds in a row,
 // and the cooldowns measured from the last change this test saw.
 func TestStepSequenceProperties(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, func(t *rapid.T) { stepSequence(t, false) })
+}
+
+// TestStepSequenceWithCanary is TestStepSequenceProperties with the zone's
+// canary listed every round beside the count's workers (sometimes down,
+// sometimes not ready): the same invariants hold, a down canary blocks a
+// DOWN like any worker, and the canary is never a victim (checkDecision).
+func TestStepSequenceWithCanary(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { stepSequence(t, true) })
+}
+
+func stepSequence(t *rapid.T, withCanary bool) {
+	{
 		cfg := DefaultStepConfig()
 		cfg.UpCooldown = time.Duration(rapid.IntRange(0, 60).Draw(t, "upCooldown")) * time.Second
 		cfg.DownCooldown = time.Duration(rapid.IntRange(0, 180).Draw(t, "downCooldown")) * time.Second
@@ -240,10 +252,17 @@ func TestStepSequenceProperties(t *testing.T) {
 			r := func(s string) string { return fmt.Sprintf("r%d.%s", round, s) }
 			var o Observation
 			allLow := true
-			// The zone lists about its count of workers.
+			// The zone lists about its count of workers (and its canary).
 			n := max(st.Count+rapid.IntRange(-1, 1).Draw(t, r("drift")), 0)
-			for i := range n {
+			listed := n
+			if withCanary {
+				listed++
+			}
+			for i := range listed {
 				id := fmt.Sprintf("w%d", i)
+				if i == n {
+					id = "canary"
+				}
 				totals[id] += rapid.Uint64Range(0, 2000).Draw(t, r(id+".calls"))
 				if rapid.IntRange(0, 19).Draw(t, r(id+".restart")) == 0 {
 					totals[id] = 0
@@ -255,13 +274,14 @@ func TestStepSequenceProperties(t *testing.T) {
 					CallsTotal: totals[id], SampledAt: now,
 				}
 				w.Starting = !w.Ready && rapid.IntRange(0, 4).Draw(t, r(id+".starting")) == 0
+				w.Canary = i == n
 				allLow = allLow && w.Reachable && w.Ready && w.InFlight*10 < 3*w.Limit
 				o.Workers = append(o.Workers, w)
 			}
 			if n < st.Count && !quiet && rapid.Bool().Draw(t, r("missing")) {
 				o.Missing = st.Count - n
 			}
-			allLow = allLow && n > 0 && o.Missing == 0
+			allLow = allLow && listed > 0 && o.Missing == 0
 			if allLow {
 				streak++
 			} else {
@@ -293,7 +313,7 @@ func TestStepSequenceProperties(t *testing.T) {
 			}
 			st = next
 		}
-	})
+	}
 }
 
 // genCanaryInput is genStepInput with a canary: one of the workers drawn
