@@ -38,10 +38,10 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
-	canary       bool // --canary: a canary worker beside each zone's stable ones
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
+	canary       bool // --canary: a canary worker beside each zone's stable ones
 }
 
 // kubeOpts are the kubeconfig platform's flags.
@@ -126,7 +126,6 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
-	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
 	f.StringVar(&o.kube.namespace, "namespace", "", "kubeconfig: the namespace the system is deployed into and deleted with (default scaleproof-<run id>)")
@@ -136,6 +135,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.IntVar(&o.kube.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
+	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	return c
 }
 
