@@ -16,7 +16,7 @@ package autoscaler
 //     reach TargetRPS. The new count is
 //     max(count+1, ceil(capacity × max(mean/MeanUpFraction, rate/TargetRPS)))
 //     and at most the max, where capacity counts ready and starting workers
-//     (a canary included, see THE CANARY below);
+//     (with a canary, see THE CANARY below);
 //     with StepConfig.MaxUpStep > 0, at most count+MaxUpStep.
 //     At the max the zone holds and the decision says so (AtMaxUnderLoad).
 //   - DOWN by exactly one when every worker is ready and low for LowRounds
@@ -33,9 +33,13 @@ package autoscaler
 //     is the stable workers only (1..max; the canary is extra), so the same
 //     load spread over one more worker reads lower: at count 1 with a canary
 //     the mean and the rate per worker are half what one worker alone would
-//     show, and the zone steps up later. A DOWN asks whether the count-1
-//     stable workers and the ready canary would stay under the UP
-//     thresholds, and the canary is never a victim.
+//     show, and the zone steps up later. The proportional ceiling is the
+//     workers the load asks for, the canary one of them: an UP goes to that
+//     ceiling less the canary (still at least count+1, at most the max). A
+//     DOWN asks whether the count-1 stable workers and the ready canary
+//     would stay under the UP thresholds, and the canary is never a victim.
+//     So the zone runs the workers the load needs, the canary included, and
+//     an UP is never undone by the next DOWN check.
 //
 // All comparisons and ceilings are exact (math/big.Rat): thresholds are read
 // as the decimal they are written as, and a rate is Δcalls ÷ Δt with Δt in
@@ -329,6 +333,8 @@ type zone struct {
 	starting    int            // starting workers plus missing ones within the grace
 	listed      int            // workers listed by discovery
 	canaries    int            // ready canary workers (also in ready)
+	// startingCanaries are canary workers among the starting ones.
+	startingCanaries int
 
 	sumIn, sumLimit int64 // over the ready workers
 	// mean is Σ in-flight ÷ Σ limit over the capacity (see capacity); rate
@@ -356,6 +362,9 @@ func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now t
 			}
 		case w.Starting:
 			z.starting++
+			if w.Canary {
+				z.startingCanaries++
+			}
 			continue
 		default:
 			id := w.ID
@@ -497,17 +506,21 @@ func (z zone) highReason(th thresholds) string {
 	return fmt.Sprintf("worker %s high: %d/%d in flight > %s", z.hot.ID, inFlight(*z.hot), z.hot.Limit, th.highPct)
 }
 
-// upTarget is max(count+1, ceil(capacity × max(mean/meanUp, rate/target))),
-// at most max. Call it only with count < max.
+// upTarget is max(count+1, ceil(capacity × max(mean/meanUp, rate/target))
+// − canaries), at most max. The ceiling is the workers the load asks for;
+// the canaries among the capacity are some of them, so the count (stable
+// workers) is that many fewer. Call it only with count < max.
 //
 // ceil(capacity × max(a, b)) is max(ceil(capacity × a), ceil(capacity × b)),
-// and each is taken at most max, which changes nothing of the result.
+// and each is taken at most max + canaries, which changes nothing of the
+// result.
 func (z zone) upTarget(th thresholds, count, maxCount int) int {
-	want := ceilTimesQuo(z.capacity(), z.mean, th.meanUpQ, maxCount)
+	c := z.canaries + z.startingCanaries
+	want := ceilTimesQuo(z.capacity(), z.mean, th.meanUpQ, maxCount+c)
 	if z.rate != nil {
-		want = max(want, ceilTimesQuo(z.capacity(), *z.rate, th.targetQ, maxCount))
+		want = max(want, ceilTimesQuo(z.capacity(), *z.rate, th.targetQ, maxCount+c))
 	}
-	return min(max(count+1, want), maxCount)
+	return min(max(count+1, want-c), maxCount)
 }
 
 // ceilTimesQuo is min(ceil(c × x ÷ t), limit) for c >= 0, x >= 0, t > 0.

@@ -17,8 +17,10 @@ func canary(id string, inFlight, limit int) WorkerSample {
 // count 1 runs two pods (stable and canary), so the step is slightly
 // conservative". Each pair below puts the same total load on a zone without
 // and with its canary; the canary shares the load, so the mean and the rate
-// per worker read lower and the zone steps up later (or to the same count
-// when both trigger). The count is the stable workers; the canary is extra.
+// per worker read lower and the zone steps up later. When both step, the
+// zone ends with the same number of workers: the proportional ceiling less
+// the canary, which is one of them (at least count+1). The count is the
+// stable workers; the canary is extra.
 //
 // Worked by hand with the defaults (limit 32: high over 25.6, low under 9.6):
 //
@@ -27,6 +29,7 @@ func canary(id string, inFlight, limit int) WorkerSample {
 //	1      30 in flight    high, 93.75 % -> up to 2           15+15: 46.875 % -> hold
 //	1      32 in flight    high, 100 % -> up to ceil(1×2) = 2  16+16: 50 % -> up to ceil(2×1) = 2
 //	1      60 calls/s      60/50 -> up to ceil(1×1.2) = 2     30+30 calls/s: hold
+//	1      180 calls/s     up to ceil(1×3.6) = 4              90+90: ceil(2×1.8) = 4 workers, less the canary: up to 3
 //	2      36 in flight    56.25 % -> up to ceil(2×1.125) = 3 12×3: 37.5 % -> hold
 //	2      48 in flight    75 % -> up to ceil(2×1.5) = 3      16×3: 50 % -> up to ceil(3×1) = 3
 //	4      68 in flight    53.125 % -> up to ceil(4.25) = 5   14,14,14,13,13: 42.5 % -> hold
@@ -52,6 +55,7 @@ func TestStepCanary(t *testing.T) {
 	}
 	rate1 := stable(2)
 	rate1c := append(stable(2), canary("canary", 2, 32))
+	withRate := func(st ZoneState, rps uint64, ws []WorkerSample) ZoneState { st.Prev = rates(rps, ws...); return st }
 
 	runStepCases(t, []stepCase{
 		// count 1
@@ -73,6 +77,10 @@ func TestStepCanary(t *testing.T) {
 		{name: "count 1, 60 calls/s, with canary", st: func() ZoneState { s := at(1); s.Prev = rates(30, rate1c...); return s }(),
 			obs:  obs(rate1c...),
 			want: hold(1, "steady: mean in-flight 6.3%, 30.0 calls/s per worker; at the minimum of 1 worker"), wantStreak: 1},
+		{name: "count 1, 180 calls/s, no canary", st: withRate(at(1), 180, rate1), obs: obs(rate1...),
+			want: up(1, 4, "rate 180.0 calls/s per worker >= 50")},
+		{name: "count 1, 180 calls/s, with canary", st: withRate(at(1), 90, rate1c), obs: obs(rate1c...),
+			want: up(1, 3, "rate 90.0 calls/s per worker >= 50")},
 		// count 2
 		{name: "count 2, 36 in flight, no canary", st: at(2), obs: obs(stable(18, 18)...),
 			want: up(2, 3, "mean in-flight 56.3% >= 50%")},
@@ -118,6 +126,17 @@ func TestStepCanaryDown(t *testing.T) {
 		{name: "canary down: no scale-in", st: lowFor(2),
 			obs:  obs(ready("s1", 1, 32), ready("s2", 1, 32), func() WorkerSample { w := unreachable("canary"); w.Canary = true; return w }()),
 			want: hold(2, "1 of 3 workers down (canary): no scale-in")},
+		// After the UP to 3 at 180 calls/s above: 3 stable workers and the
+		// canary at 45 calls/s each. Two and the canary would carry 60 >= 50:
+		// no DOWN, the UP is not undone.
+		{name: "after the up to 3 at 180 calls/s", st: func() ZoneState {
+			s := lowFor(3)
+			ws := []WorkerSample{ready("s1", 1, 32), ready("s2", 1, 32), ready("s3", 1, 32), canary("canary", 1, 32)}
+			s.Prev = rps10(map[string]uint64{"s1": 45, "s2": 45, "s3": 45, "canary": 45}, ws...)
+			return s
+		}(),
+			obs:  obs(ready("s1", 1, 32), ready("s2", 1, 32), ready("s3", 1, 32), canary("canary", 1, 32)),
+			want: hold(3, "4 workers low for 3 rounds; 2 and the canary would carry 60.0 calls/s each >= 50"), wantStreak: 3},
 		// Count 1 with a canary is the minimum: the canary does not let
 		// the count reach 0.
 		{name: "count 1 with the canary stays at 1", st: lowFor(1),
