@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // The edge's count of the calls each track of workers answered (the
@@ -132,4 +133,9 @@ func edgeAnswers(ctx context.Context, hc *http.Client, edgeURL, group, zone stri
 		out = append(out, edgeAnswer{track: l["track"], code: code, n: int64(m.GetCounter().GetValue())})
 	}
 	return out, nil
+}
+
+// countWorkers is ws without the canary: the workers the count asks for.
+func countWorkers(ws []platform.Worker) []platform.Worker {
+	return slices.DeleteFunc(slices.Clone(ws), func(w platform.Worker) bool { return w.Canary })
 }

@@ -132,6 +132,9 @@ type Worker struct {
 	// GET /metrics); "" when the platform cannot reach workers directly.
 	Addr  string `json:"addr,omitempty"`
 	Ready bool   `json:"ready"`
+	// Canary marks the zone's canary worker (Endpoints.Canary): beside
+	// the count's workers, not one of them.
+	Canary bool `json:"canary,omitempty"`
 }
 
 // Part names a part of the system under test a fault action restarts.
