@@ -16,7 +16,7 @@ package autoscaler
 //     reach TargetRPS. The new count is
 //     max(count+1, ceil(capacity × max(mean/MeanUpFraction, rate/TargetRPS)))
 //     and at most the max, where capacity counts ready and starting workers
-//     (with a canary, see THE CANARY below);
+//     (with a canary, less the canary: see THE CANARY below);
 //     with StepConfig.MaxUpStep > 0, at most count+MaxUpStep.
 //     At the max the zone holds and the decision says so (AtMaxUnderLoad).
 //   - DOWN by exactly one when every worker is ready and low for LowRounds
@@ -39,7 +39,7 @@ package autoscaler
 //     DOWN asks whether the count-1 stable workers and the ready canary
 //     would stay under the UP thresholds, and the canary is never a victim.
 //     So the zone runs the workers the load needs, the canary included, and
-//     an UP is never undone by the next DOWN check.
+//     at the same load the next DOWN check does not undo an UP.
 //
 // All comparisons and ceilings are exact (math/big.Rat): thresholds are read
 // as the decimal they are written as, and a rate is Δcalls ÷ Δt with Δt in
