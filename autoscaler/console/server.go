@@ -212,6 +212,10 @@ type WorkersView struct {
 	// LastScale is the last decision that changed the count (an up, a down,
 	// or a forced set with its cause and actor); a later hold leaves it.
 	LastScale *lastDecision `json:"last_scale,omitempty"`
+	// Workers lists the zone's workers as last seen, each with "canary":
+	// true for the zone's canary (capacity like any worker, not part of
+	// the count); Ready and Starting above count the stable ones.
+	Workers []controller.WorkerView `json:"workers"`
 }
 
 // WorkersCount is GET workers for everyone else.
@@ -222,7 +226,11 @@ type WorkersCount struct {
 }
 
 func fullView(v controller.ZoneView) WorkersView {
-	out := WorkersView{Group: v.Group, Zone: v.Zone, Count: v.Count, MaxCount: v.MaxCount, Ready: v.Ready, Starting: v.Starting}
+	out := WorkersView{Group: v.Group, Zone: v.Zone, Count: v.Count, MaxCount: v.MaxCount, Ready: v.Ready, Starting: v.Starting,
+		Workers: v.Workers}
+	if out.Workers == nil {
+		out.Workers = []controller.WorkerView{}
+	}
 	if d := v.LastDecision; d != nil {
 		out.LastDecision = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
 	}

@@ -34,7 +34,7 @@ type workerView struct {
 
 // newWorkerView is the view of one sample; rate is "—" or calls/s.
 func newWorkerView(s autoscaler.WorkerSample, rate string) workerView {
-	v := workerView{ID: s.ID, Name: s.ID, InFlight: s.InFlight, Limit: s.Limit, Rate: rate, Ready: s.Reachable && s.Ready && s.Limit > 0}
+	v := workerView{ID: s.ID, Name: s.ID, InFlight: s.InFlight, Limit: s.Limit, Rate: rate, Ready: s.Reachable && s.Ready && s.Limit > 0, Canary: s.Canary}
 	switch {
 	case v.Ready:
 		v.State = "ready"

@@ -42,6 +42,7 @@ type runOpts struct {
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
+	canary       bool // --canary: a canary worker beside each zone's stable ones
 }
 
 // kubeOpts are the kubeconfig platform's flags.
@@ -139,6 +140,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.IntVar(&o.kube.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
+	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	return c
 }
 
@@ -216,7 +218,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		pf = local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
+		lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform"))
+		lc.Worker.Canary = o.canary
+		pf = local.New(lc)
 	case "kind":
 		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
 		if err != nil {
@@ -234,12 +238,15 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
 			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
-			Log: log.With("part", "platform")})
+			Canary: o.canary, Log: log.With("part", "platform")})
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
 		pf = kp
 	case "external":
+		if o.canary {
+			return withCode(exitUsage, errors.New("--canary runs a canary worker on the platforms scaleproof deploys (local, kind, kubeconfig), not on an external system"))
+		}
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
 			return withCode(exitUsage, err)
