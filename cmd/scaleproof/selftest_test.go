@@ -34,10 +34,10 @@ func TestJudgeFault(t *testing.T) {
 		{"every fact passed", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
 			{Scenario: "sustained", Passed: true, Facts: []reports.Fact{{Name: "a", Passed: true}}},
 			{Scenario: "max-1", Passed: true, Facts: []reports.Fact{{Name: "d", Passed: true}}},
-		}}, false, "", "every fact passed"},
+		}}, false, "", "every fact passed", nil},
 		{"a scenario error is not a catch", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
 			{Scenario: "sustained", Error: "create zone: HTTP 502", Facts: nil},
-		}}, false, "", "create zone: HTTP 502; 1 of 2 scenarios ran"},
+		}}, false, "", "create zone: HTTP 502; 1 of 2 scenarios ran", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			row := judgeFault(&c.run)
