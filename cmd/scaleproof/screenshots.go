@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -51,14 +53,21 @@ func newShooter(ep platform.Endpoints, dir string, log *slog.Logger, say func(st
 }
 
 // capture takes pages within 2 minutes (an interrupt, ctx, stops it).
-func (s *shooter) capture(ctx context.Context, pages []screenshot.Page) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+func (s *shooter) capture(parent context.Context, pages []screenshot.Page) {
+	ctx, cancel := context.WithTimeout(parent, 2*time.Minute)
 	defer cancel()
 	shots, err := screenshot.Capture(ctx, s.bin, s.ep.ConsoleURL, pages, s.dir)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shots = append(s.shots, shots...)
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, context.Canceled) || parent.Err() != nil:
+		// Ctrl-C: one word for all the pages it stopped
+		if !slices.Contains(s.errs, "interrupted") {
+			s.errs = append(s.errs, "interrupted")
+		}
+	default:
 		s.log.Warn("screenshots", "err", err)
 		s.errs = append(s.errs, err.Error())
 	}
