@@ -62,6 +62,10 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, p Principal) 
 		writeError(w, http.StatusBadRequest, `missing "policy": send {"policy":"step"} or {"policy":"hpa","hpa":{"query":"...","threshold":N}}`)
 		return
 	}
+	if err := s.c.CheckPolicyQuery(r.Context(), p.Name, group, zone, req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	v, err := s.c.SetPolicy(p.Name, group, zone, req)
 	if err != nil {
 		s.fail(w, r, err)

@@ -19,6 +19,7 @@ package controller
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -497,4 +498,34 @@ func (c *Controller) boundPolicyLocked(e *zoneEntry, actor string, newMax int, n
 			"max_replicas_from": strconv.Itoa(*old.MaxReplicas), "max_replicas_to": strconv.Itoa(newMax),
 			"hpa": n.summary(), "from_hpa": old.summary()}}
 	return rec, audit, n, true
+}
+
+// QueryChecker is the optional side of a MetricSource that can tell a query
+// that will never work from one that just has no data yet
+// (PrometheusSource: the server's parser).
+type QueryChecker interface {
+	CheckQuery(ctx context.Context, query string) error
+}
+
+// queryCheckTimeout bounds CheckPolicyQuery's call to the metric source.
+const queryCheckTimeout = 3 * time.Second
+
+// CheckPolicyQuery refuses an hpa spec whose query the metric source says
+// can never be evaluated (a PromQL syntax error, a range vector), audited
+// error:invalid like every other invalid setting. It answers nil for the
+// step policy, when there is no source or it cannot check, and when the
+// source cannot be reached within 3 s. Call it before SetPolicy, outside
+// any lock: it does I/O.
+func (c *Controller) CheckPolicyQuery(ctx context.Context, actor, group, zone string, spec PolicySpec) error {
+	qc, ok := c.o.Metrics.(QueryChecker)
+	if !ok || spec.Policy != PolicyHPA || spec.HPA == nil || strings.TrimSpace(spec.HPA.Query) == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, queryCheckTimeout)
+	defer cancel()
+	var ve *ValidationError
+	if err := qc.CheckQuery(ctx, spec.HPA.Query); errors.As(err, &ve) {
+		return c.invalid(actor, group, zone, AuditPolicy, ve)
+	}
+	return nil
 }

@@ -76,3 +76,24 @@ func Values(v model.Value) ([]float64, error) {
 
 // Close releases idle connections.
 func (p *PrometheusSource) Close() { p.tr.CloseIdleConnections() }
+
+// CheckQuery asks the server whether query parses and gives an instant
+// vector or a scalar (KEDA's Prometheus scaler takes nothing else): a
+// *ValidationError (field hpa.query) with Prometheus' own message when the
+// server answers bad_data or the result is of another type. It answers nil
+// when the server cannot be asked (unreachable, timed out, another error):
+// the query may be fine, and the hpa round reports a failing one anyway.
+func (p *PrometheusSource) CheckQuery(ctx context.Context, query string) error {
+	v, _, _, err := p.api.Query(ctx, query, time.Now())
+	var pe *promv1.Error
+	switch {
+	case errors.As(err, &pe) && pe.Type == promv1.ErrBadData:
+		return &ValidationError{Field: "hpa.query", Reason: "Prometheus refuses it: " + pe.Msg}
+	case err != nil:
+		return nil
+	}
+	if _, err := Values(v); err != nil {
+		return &ValidationError{Field: "hpa.query", Reason: strings.TrimPrefix(err.Error(), "prometheus query: ")}
+	}
+	return nil
+}

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -151,4 +152,75 @@ func TestHPAWithRealPrometheus(t *testing.T) {
 		t.Fatalf("status %+v, want 3 failures with the query error", p.Status)
 	}
 	t.Logf("hold reason: %s", p.Status.Error)
+}
+
+// TestCheckQueryWithRealPrometheus: Prometheus' own parser decides which hpa
+// queries are refused (422, audited error:invalid): a syntax error and a
+// range vector are; a query with no data yet is not, and neither is any
+// query once the server cannot be asked.
+func TestCheckQueryWithRealPrometheus(t *testing.T) {
+	srv := startPrometheus(t)
+	src, err := controller.NewPrometheusSource(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	clock := controllertest.NewClock(time.Unix(1_700_000_000, 0))
+	fl := controllertest.NewFleet(clock)
+	cfg := autoscaler.DefaultStepConfig()
+	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
+		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock,
+		Logger: slog.New(slog.DiscardHandler), Metrics: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Apply(ctx, "root", "g", "a", controller.Change{Count: ptr(1), MaxCount: ptr(5)}); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(q string) controller.PolicySpec {
+		return controller.PolicySpec{Policy: controller.PolicyHPA, HPA: &controller.HPASpec{Query: q, Threshold: 4}}
+	}
+	for _, tc := range []struct {
+		query   string
+		refused bool
+	}{
+		{`up(`, true},
+		{`sum(rate(x[1m])`, true},
+		{`up[1m]`, true},
+		{`up`, false},
+		{`sum(no_such_metric_yet{zone="a"})`, false},
+	} {
+		err := c.CheckPolicyQuery(ctx, "root", "g", "a", spec(tc.query))
+		var ve *controller.ValidationError
+		if got := errors.As(err, &ve); got != tc.refused || (err != nil && !got) {
+			t.Errorf("%s: %v, want refused %v", tc.query, err, tc.refused)
+		} else if got && ve.Field != "hpa.query" {
+			t.Errorf("%s: field %q, want hpa.query", tc.query, ve.Field)
+		}
+	}
+	entries, err := st.Audit(store.AuditQuery{Group: "g", Zone: "a", Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	invalid := 0
+	for _, e := range entries {
+		if e.Action == controller.AuditPolicy && e.Tags["error"] == "invalid" {
+			invalid++
+		}
+	}
+	if invalid != 3 {
+		t.Errorf("%d workers.policy error:invalid entries, want 3 (one per refused query): %+v", invalid, entries)
+	}
+	if err := srv.Stop(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CheckPolicyQuery(ctx, "root", "g", "a", spec(`up(`)); err != nil {
+		t.Errorf("with Prometheus stopped: %v, want nil (it cannot be asked, so nothing is refused)", err)
+	}
 }
