@@ -293,6 +293,7 @@ type loadPlan struct {
 	target     string
 	thresholds []load.Threshold
 	dir        string
+	body       []byte // the plain HTTP body, @FILE read
 }
 
 func (p *loadPlan) model() string {
@@ -410,71 +411,20 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		return nil, fmt.Errorf("%s takes --vus or --stages, not --rate, --pre-allocated-vus or --max-vus (use --executor constant-arrival-rate)", ex)
 	}
 
-	h := http.Header{}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
+	body := []byte(cfg.Body)
+	if rest, ok := strings.CutPrefix(cfg.Body, "@"); ok {
+		b, err := os.ReadFile(rest)
+		if err != nil {
+			return nil, fmt.Errorf("--body: %w", err)
+		}
+		body = b
 	}
-	bearer := cfg.Bearer
-	if bearer == "" {
-		bearer = os.Getenv("SCALEPROOF_BEARER")
+	p.body = body
+	exec, target, err := targetExec(cfg, body, conns, fl != nil && fl.Changed("timeout"), p.wire)
+	if err != nil {
+		return nil, err
 	}
-	if bearer != "" {
-		h.Set("Authorization", "Bearer "+bearer)
-	}
-	hc := load.NewHTTPClient(conns, time.Duration(cfg.Timeout), p.wire)
-	if cfg.Timeout == 0 && (fl == nil || !fl.Changed("timeout")) {
-		hc.Timeout = 60 * time.Second
-	}
-	if cfg.Tool != "" {
-		if cfg.Body != "" || cfg.Method != "" {
-			return nil, errors.New("--tool sends MCP tools/call (POST, JSON-RPC); --method and --body are for plain HTTP")
-		}
-		var args map[string]any
-		raw := cfg.Args
-		if len(raw) == 0 {
-			raw = json.RawMessage("{}")
-		}
-		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
-			return nil, fmt.Errorf("--args %s: want a JSON object like '{\"ms\":200}'", raw)
-		}
-		p.exec = load.MCPToolCall(hc, cfg.URL, cfg.Tool, args, h)
-		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") {
-			fast, err := load.MCPToolCallFast(cfg.URL, cfg.Tool, args, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
-			if err != nil {
-				return nil, err
-			}
-			p.exec = fast
-		}
-		p.target = fmt.Sprintf("MCP tools/call %s at %s", cfg.Tool, cfg.URL)
-	} else {
-		if len(cfg.Args) > 0 && string(cfg.Args) != "{}" {
-			return nil, errors.New("--args needs --tool")
-		}
-		body := []byte(cfg.Body)
-		if rest, ok := strings.CutPrefix(cfg.Body, "@"); ok {
-			b, err := os.ReadFile(rest)
-			if err != nil {
-				return nil, fmt.Errorf("--body: %w", err)
-			}
-			body = b
-		}
-		method := strings.ToUpper(cfg.Method)
-		if method == "" {
-			method = http.MethodGet
-			if len(body) > 0 {
-				method = http.MethodPost
-			}
-		}
-		p.exec = load.HTTPCall(hc, method, cfg.URL, body, h)
-		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") && method != http.MethodHead && method != http.MethodConnect {
-			fast, err := load.HTTPCallFast(method, cfg.URL, body, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
-			if err != nil {
-				return nil, err
-			}
-			p.exec = fast
-		}
-		p.target = method + " " + cfg.URL
-	}
+	p.exec, p.target = exec, target
 	for _, t := range cfg.Thresholds {
 		p.thresholds = append(p.thresholds, t.Threshold)
 	}
@@ -486,6 +436,68 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		p.dir = filepath.Join("_artifacts", "load-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	return p, nil
+}
+
+// targetExec is the Exec of cfg's target (MCP tools/call with --tool, else
+// plain HTTP with body) for at most conns VUs at once, and its description.
+// timeoutSet says --timeout was given (0 then means none).
+func targetExec(cfg loadConfig, body []byte, conns int, timeoutSet bool, wire *load.Wire) (load.Exec, string, error) {
+	h := http.Header{}
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
+	bearer := cfg.Bearer
+	if bearer == "" {
+		bearer = os.Getenv("SCALEPROOF_BEARER")
+	}
+	if bearer != "" {
+		h.Set("Authorization", "Bearer "+bearer)
+	}
+	hc := load.NewHTTPClient(conns, time.Duration(cfg.Timeout), wire)
+	if cfg.Timeout == 0 && !timeoutSet {
+		hc.Timeout = 60 * time.Second
+	}
+	if cfg.Tool != "" {
+		if cfg.Body != "" || cfg.Method != "" {
+			return nil, "", errors.New("--tool sends MCP tools/call (POST, JSON-RPC); --method and --body are for plain HTTP")
+		}
+		var args map[string]any
+		raw := cfg.Args
+		if len(raw) == 0 {
+			raw = json.RawMessage("{}")
+		}
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return nil, "", fmt.Errorf("--args %s: want a JSON object like '{\"ms\":200}'", raw)
+		}
+		exec := load.MCPToolCall(hc, cfg.URL, cfg.Tool, args, h)
+		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") {
+			fast, err := load.MCPToolCallFast(cfg.URL, cfg.Tool, args, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: wire})
+			if err != nil {
+				return nil, "", err
+			}
+			exec = fast
+		}
+		return exec, fmt.Sprintf("MCP tools/call %s at %s", cfg.Tool, cfg.URL), nil
+	}
+	if len(cfg.Args) > 0 && string(cfg.Args) != "{}" {
+		return nil, "", errors.New("--args needs --tool")
+	}
+	method := strings.ToUpper(cfg.Method)
+	if method == "" {
+		method = http.MethodGet
+		if len(body) > 0 {
+			method = http.MethodPost
+		}
+	}
+	exec := load.HTTPCall(hc, method, cfg.URL, body, h)
+	if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") && method != http.MethodHead && method != http.MethodConnect {
+		fast, err := load.HTTPCallFast(method, cfg.URL, body, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: wire})
+		if err != nil {
+			return nil, "", err
+		}
+		exec = fast
+	}
+	return exec, method + " " + cfg.URL, nil
 }
 
 func (p *loadPlan) describe() string {
