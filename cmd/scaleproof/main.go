@@ -82,7 +82,7 @@ interrupted.`,
 			fmt.Fprintln(c.OutOrStdout(), "scaleproof", buildinfo.String(version, commit))
 		},
 	})
-	root.AddCommand(newSimCmd(), newLoadCmd())
+	root.AddCommand(newSimCmd(), newLoadCmd(), newLoadShardCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
 	})

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+)
+
+// newLoadShardCmd is the hidden `load-shard` subcommand: one shard of a
+// distributed load, run by each pod of the Indexed Job the harness makes
+// (deploy/kube.LoadShardJob). It is not for people to type.
+func newLoadShardCmd() *cobra.Command {
+	var specJSON, stopCM, ns string
+	index := -1
+	c := &cobra.Command{
+		Use:    "load-shard",
+		Hidden: true,
+		Short:  "Run one shard of a distributed load (what the pods of --load-shards run)",
+		Long: `load-shard runs shard --index (default $JOB_COMPLETION_INDEX, set by the Job controller)
+of the load --spec describes: its share of the VUs or the rate, from the spec's start time.
+At the end it writes its result (counts, per-second buckets, HDR histograms) to stdout as
+"scaleproof-shard-result" lines, which the harness reads from the pod's log; its own log goes
+to stderr. With --stop-configmap (default $SCALEPROOF_STOP_CONFIGMAP) it reads that
+ConfigMap in --namespace (default $POD_NAMESPACE) once a second and ends the load
+(graceful stop) once its "stop" key is set; SIGTERM does the same.
+
+Exit codes: 0 a result was written (a failed run still writes what it measured), 2 bad
+usage or no result could be made.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("index") {
+				s := os.Getenv("JOB_COMPLETION_INDEX")
+				i, err := strconv.Atoi(s)
+				if err != nil {
+					return withCode(exitUsage, fmt.Errorf("no --index and $JOB_COMPLETION_INDEX is %q", s))
+				}
+				index = i
+			}
+			spec, err := load.DecodeShardSpec(specJSON)
+			if err != nil {
+				return withCode(exitUsage, err)
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)).With("shard", index, "shards", spec.Shards)
+			stop := signalStop(ctx)
+			if stopCM != "" {
+				kc, err := inClusterClient()
+				if err != nil {
+					return withCode(exitUsage, fmt.Errorf("--stop-configmap %s: %w", stopCM, err))
+				}
+				stop = anyOf(ctx, stop, configMapStop(ctx, kc, ns, stopCM, time.Second, log))
+			}
+			if err := runShard(ctx, cmd.OutOrStdout(), log, spec, index, stop, time.Now); err != nil {
+				return withCode(exitUsage, err)
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&specJSON, "spec", "", "the load, as JSON (scenarios/load.ShardSpec)")
+	f.IntVar(&index, "index", -1, "this shard's index, 0-based (default $JOB_COMPLETION_INDEX)")
+	f.StringVar(&stopCM, "stop-configmap", os.Getenv(deploykube.LoadShardStopEnv), "a ConfigMap whose \"stop\" key ends the load")
+	f.StringVar(&ns, "namespace", os.Getenv("POD_NAMESPACE"), "the stop ConfigMap's namespace")
+	_ = c.MarkFlagRequired("spec")
+	return c
+}
+
+// runShard runs shard index of spec and writes its result to stdout. The
+// error is for a shard that could not make a result at all.
+func runShard(ctx context.Context, stdout io.Writer, log *slog.Logger, spec load.ShardSpec, index int, stop <-chan struct{}, now func() time.Time) error {
+	var (
+		closed *load.Profile
+		open   *load.ArrivalProfile
+		err    error
+		conns  int
+	)
+	if spec.Closed != nil {
+		var p load.Profile
+		p, err = spec.Closed.Split(index, spec.Shards)
+		closed, conns = &p, p.PeakVUs()
+	} else {
+		var p load.ArrivalProfile
+		p, err = spec.Open.Split(index, spec.Shards)
+		open, conns = &p, p.MaxVUs
+	}
+	if errors.Is(err, load.ErrIdleShard) {
+		log.Info("load shard: nothing to run (fewer VUs or less rate than shards)")
+		return load.WriteShardResult(stdout, load.IdleShardResult(index, spec.Shards, spec.Start))
+	}
+	if err != nil {
+		return err
+	}
+	t := spec.Target
+	wire := &load.Wire{}
+	exec, target, err := targetExec(loadConfig{URL: t.URL, Tool: t.Tool, Args: t.Args, Headers: t.Headers, Method: t.Method,
+		Body: t.Body, Timeout: duration(t.Timeout), Client: t.Client}, []byte(t.Body), max(conns, 1), false, wire)
+	if err != nil {
+		return err
+	}
+	log.Info("load shard: ready", "target", target, "vus", conns, "start", spec.Start.UTC().Format(time.RFC3339Nano))
+
+	if d := spec.Start.Sub(now()); d > 0 {
+		tm := time.NewTimer(d)
+		select {
+		case <-tm.C:
+		case <-stop:
+			tm.Stop()
+			log.Info("load shard: stopped before the start")
+			return load.WriteShardResult(stdout, load.IdleShardResult(index, spec.Shards, spec.Start))
+		case <-ctx.Done():
+			tm.Stop()
+			return context.Cause(ctx)
+		}
+	} else if d < -time.Second {
+		log.Warn("load shard: started after the common start", "late", (-d).Round(time.Millisecond).String())
+	}
+	m := load.NewMetrics()
+	opts := []load.Option{load.WithMetrics(m), load.WithStop(stop)}
+	var runErr error
+	if closed != nil {
+		_, runErr = load.Run(ctx, *closed, exec, opts...)
+	} else {
+		_, runErr = load.RunArrival(ctx, *open, exec, opts...)
+	}
+	res, err := load.NewShardResult(m, index, spec.Shards, wire.Sent(), wire.Received(), runErr)
+	if err != nil {
+		return err
+	}
+	log.Info("load shard: done", "iterations", res.Completed, "dropped", res.DroppedIterations, "err", res.Error)
+	return load.WriteShardResult(stdout, res)
+}
+
+// signalStop is closed at the first SIGTERM or SIGINT (a pod being
+// deleted, the Job's deadline): the load ends with its graceful stop.
+func signalStop(ctx context.Context) <-chan struct{} {
+	ch := make(chan struct{})
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		defer signal.Stop(sig)
+		select {
+		case <-sig:
+			close(ch)
+		case <-ctx.Done():
+		}
+	}()
+	return ch
+}
+
+// anyOf is closed when a or b is.
+func anyOf(ctx context.Context, a, b <-chan struct{}) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		select {
+		case <-a:
+			close(ch)
+		case <-b:
+			close(ch)
+		case <-ctx.Done():
+		}
+	}()
+	return ch
+}
+
+func inClusterClient() (kubernetes.Interface, error) {
+	rc, err := rest.InClusterConfig()
+	if err != nil {
+		return nil, err
+	}
+	return kubernetes.NewForConfig(rc)
+}
+
+// configMapStop is closed once ConfigMap ns/name has a non-empty "stop"
+// key; it reads it every interval until ctx ends. A read that fails is
+// logged (the first, then every 30th) and tried again.
+func configMapStop(ctx context.Context, kc kubernetes.Interface, ns, name string, every time.Duration, log *slog.Logger) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		fails := 0
+		for { // one read per interval until the stop or ctx
+			cm, err := kc.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+			switch {
+			case err == nil && cm.Data[deploykube.LoadShardStopKey] != "":
+				log.Info("load shard: stop set", "configmap", name)
+				close(ch)
+				return
+			case err != nil && ctx.Err() == nil:
+				if fails%30 == 0 {
+					log.Warn("load shard: read the stop ConfigMap", "configmap", ns+"/"+name, "err", err, "failures", fails+1)
+				}
+				fails++
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return ch
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+)
+
+func TestRunShard(t *testing.T) {
+	srv := mcpEcho(t)
+	prof := load.ConstantVUs(5, 600*time.Millisecond)
+	prof.GracefulStop = time.Second
+	prof.ThinkTime = 20 * time.Millisecond
+	spec := load.ShardSpec{Start: time.Now().Add(150 * time.Millisecond), Shards: 3, Closed: &prof,
+		Target: load.ShardTarget{URL: srv.URL + "/mcp", Tool: "work", Args: json.RawMessage(`{"ms":1}`),
+			Headers: map[string]string{"Authorization": "Bearer k1"}}}
+	js, err := spec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err = load.DecodeShardSpec(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	var results []load.ShardResult
+	for i := range 3 {
+		var out bytes.Buffer
+		if err := runShard(context.Background(), &out, log, spec, i, nil, time.Now); err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		r, err := load.ReadShardResult(out.Bytes())
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		if err := r.Check(i, 3); err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+		want := int(load.ShareInt(5, i, 3)) // 2/2/1
+		if r.PeakVUs != want || r.Totals[load.ClassOK] == 0 || r.Completed != r.Totals[load.ClassOK] {
+			t.Errorf("shard %d: peak VUs %d (want %d), totals %v", i, r.PeakVUs, want, r.Totals)
+		}
+		if r.Start.Before(spec.Start) {
+			t.Errorf("shard %d started at %s, before the common start %s", i, r.Start, spec.Start)
+		}
+		results = append(results, r)
+	}
+	m := load.MergeShards(spec.Start, results)
+	var sum int64
+	for _, r := range results {
+		sum += r.Completed
+	}
+	if m.Completed() != sum || sum == 0 {
+		t.Errorf("merged %d, shards %d", m.Completed(), sum)
+	}
+}
+
+func TestRunShardIdleAndStopped(t *testing.T) {
+	prof := load.ConstantVUs(2, time.Minute)
+	spec := load.ShardSpec{Start: time.Now().Add(time.Hour), Shards: 3, Closed: &prof, Target: load.ShardTarget{URL: "http://127.0.0.1:1/mcp", Tool: "work"}}
+	log := slog.New(slog.DiscardHandler)
+	var out bytes.Buffer
+	if err := runShard(context.Background(), &out, log, spec, 2, nil, time.Now); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := load.ReadShardResult(out.Bytes()); err != nil || !r.Idle || r.Check(2, 3) != nil {
+		t.Errorf("shard 2 of 3 with 2 VUs: %+v %v, want an idle result", r, err)
+	}
+	// stopped while waiting for a start an hour away: an empty result at once
+	stop := make(chan struct{})
+	close(stop)
+	out.Reset()
+	if err := runShard(context.Background(), &out, log, spec, 0, stop, time.Now); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := load.ReadShardResult(out.Bytes()); err != nil || r.Completed != 0 {
+		t.Errorf("stopped before the start: %+v %v", r, err)
+	}
+}
+
+func TestConfigMapStop(t *testing.T) {
+	kc := fake.NewClientset(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "l", Namespace: "ns"}, Data: map[string]string{"stop": ""}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch := configMapStop(ctx, kc, "ns", "l", 5*time.Millisecond, slog.New(slog.DiscardHandler))
+	select {
+	case <-ch:
+		t.Fatal("stopped before the key was set")
+	case <-time.After(30 * time.Millisecond): // not a synchronisation: a window in which nothing must happen
+	}
+	patch := []byte(`{"data":{"` + deploykube.LoadShardStopKey + `":"now"}}`)
+	if _, err := kc.CoreV1().ConfigMaps("ns").Patch(ctx, "l", "application/merge-patch+json", patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stop key set, the shard did not stop")
+	}
+}
