@@ -19,6 +19,7 @@ import (
 
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // newLoadShardCmd is the hidden `load-shard` subcommand: one shard of a
@@ -216,4 +217,20 @@ func configMapStop(ctx context.Context, kc kubernetes.Interface, ns, name string
 		}
 	}()
 	return ch
+}
+
+// loadSharder is pf's LoadSharder for --load-shards n: nil for n == 1, an
+// error for n out of range or a platform whose load runs in this process.
+func loadSharder(pf platform.Platform, n int) (platform.LoadSharder, error) {
+	switch {
+	case n == 1:
+		return nil, nil
+	case n < 1 || n > load.MaxShards:
+		return nil, fmt.Errorf("--load-shards %d: want 1 to %d", n, load.MaxShards)
+	}
+	s, ok := pf.(platform.LoadSharder)
+	if !ok {
+		return nil, fmt.Errorf("--load-shards %d: platform %s runs the load in this process and cannot spread it over load generators; use a Kubernetes platform (--platform kind or kubeconfig)", n, pf.Name())
+	}
+	return s, nil
 }

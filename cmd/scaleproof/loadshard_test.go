@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,5 +110,37 @@ func TestConfigMapStop(t *testing.T) {
 	case <-ch:
 	case <-time.After(5 * time.Second):
 		t.Fatal("stop key set, the shard did not stop")
+	}
+}
+
+// TestLoadShardsNeedKubernetes: --load-shards 3 on local is a usage error
+// (exit 2) that says why, before anything starts; 0 is out of range.
+func TestLoadShardsNeedKubernetes(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("ARTIFACTS", "")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ref-bin", self, "--load-shards", "3"}, "platform local runs the load in this process"},
+		{[]string{"--ref-bin", self, "--load-shards", "0"}, "--load-shards 0: want 1 to 1000"},
+	} {
+		c := newRunCmd()
+		c.SetOut(io.Discard)
+		c.SetErr(io.Discard)
+		c.SetArgs(tc.args)
+		c.SilenceUsage, c.SilenceErrors = true, true
+		err := c.Execute()
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want exit 2 saying %q", tc.args, err, tc.want)
+		}
+		if ents, _ := os.ReadDir("."); len(ents) != 0 {
+			t.Errorf("%v left %v", tc.args, ents)
+		}
 	}
 }
