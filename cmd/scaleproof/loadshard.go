@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -9,17 +11,21 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
 )
 
 // newLoadShardCmd is the hidden `load-shard` subcommand: one shard of a
@@ -233,4 +239,107 @@ func loadSharder(pf platform.Platform, n int) (platform.LoadSharder, error) {
 		return nil, fmt.Errorf("--load-shards %d: platform %s runs the load in this process and cannot spread it over load generators; use a Kubernetes platform (--platform kind or kubeconfig)", n, pf.Name())
 	}
 	return s, nil
+}
+
+// shardOpts are `load`'s flags for a distributed load.
+type shardOpts struct {
+	shards                                int
+	kubeconfig, context, namespace, image string
+}
+
+func addShardFlags(f *pflag.FlagSet, o *shardOpts) {
+	f.IntVar(&o.shards, "load-shards", 1, "run the load as an Indexed Job of N pods on Kubernetes (--namespace, --image), each with its share of the VUs or rate; results merged")
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "--load-shards: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "--load-shards: the kubeconfig context (default its current one)")
+	f.StringVar(&o.namespace, "namespace", "", "--load-shards: an existing namespace the Job runs in")
+	f.StringVar(&o.image, "image", "", "--load-shards: the exact image on the nodes that holds /scaleproof (what the kind platform loads: scaleproof.local/scaleproof-ref:TAG)")
+}
+
+// apply makes p a distributed load when --load-shards > 1.
+func (o shardOpts) apply(p *loadPlan) error {
+	if o.shards == 1 {
+		return nil
+	}
+	if o.shards < 1 || o.shards > load.MaxShards {
+		return fmt.Errorf("--load-shards %d: want 1 to %d", o.shards, load.MaxShards)
+	}
+	if o.namespace == "" || o.image == "" {
+		return fmt.Errorf("--load-shards %d runs the load on Kubernetes: it needs --namespace (an existing one) and --image (on the nodes, holding /scaleproof)", o.shards)
+	}
+	if p.cfg.Bearer != "" || os.Getenv("SCALEPROOF_BEARER") != "" {
+		return fmt.Errorf("--load-shards: the load's settings travel in the Job's arguments, readable by whoever can read the Job; a bearer key would be exposed there, so it is refused")
+	}
+	for k := range p.cfg.Headers {
+		if strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Cookie") {
+			return fmt.Errorf("--load-shards: header %s would be exposed in the Job's arguments; refused", k)
+		}
+	}
+	s, err := kubeconfig.NewSharder(kubeconfig.SharderConfig{Kubeconfig: o.kubeconfig, Context: o.context, Namespace: o.namespace, Image: o.image})
+	if err != nil {
+		return err
+	}
+	p.shards, p.sharder = o.shards, s
+	return nil
+}
+
+// shardsOutcome is a distributed load's merged result and its record.
+type shardsOutcome struct {
+	merged *load.Metrics
+	record scenarios.LoadShards
+}
+
+// runLoadShards runs p over its shards until they have all ended (stop
+// ends them early, with their graceful stop) and merges their results.
+// The error is for a load that could not be run at all.
+func runLoadShards(ctx context.Context, p *loadPlan, stop <-chan struct{}) (*shardsOutcome, error) {
+	spec := load.ShardSpec{Start: time.Now().Add(scenarios.DefaultShardLead).UTC(), Shards: p.shards, Closed: p.closed, Open: p.open,
+		Target: load.ShardTarget{URL: p.cfg.URL, Tool: p.cfg.Tool, Args: p.cfg.Args, Headers: p.cfg.Headers, Method: p.cfg.Method,
+			Body: string(p.body), Timeout: time.Duration(p.cfg.Timeout), Client: p.cfg.Client}}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	js, err := spec.Encode()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "load-" + hex.EncodeToString(b)
+	outs, err := p.sharder.RunLoadShards(ctx, platform.ShardJob{Name: name, Shards: p.shards, Args: []string{"--spec=" + js}, Stop: stop,
+		Timeout: time.Until(spec.Start) + spec.TotalDuration() + time.Minute})
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]load.ShardOutput, len(outs))
+	for i, o := range outs {
+		raw[i] = load.ShardOutput{Index: o.Index, Pod: o.Pod, Log: o.Log, Failure: o.Failure}
+	}
+	fates, results := load.CollectShards(raw, p.shards, spec.Start)
+	for _, r := range results {
+		p.wire.Add(r.DataSent, r.DataReceived)
+	}
+	m := load.MergeShards(spec.Start, results)
+	ok, detail := load.JudgeShards(fates, m)
+	rec := scenarios.LoadShards{Scenario: "load", Job: name, Shards: p.shards, VUs: spec.PeakVUs(), Start: spec.Start, Fates: fates,
+		Passed: ok, Detail: detail, Merged: scenarios.LoadShardsMerged{Started: m.Started(), Completed: m.Completed(), P95ms: msOf(m.Latencies().P95)}}
+	for _, f := range fates {
+		rec.Merged.SumOfShards += f.Completed
+		rec.Merged.ShardP95ms = append(rec.Merged.ShardP95ms, msOf(f.P95))
+	}
+	return &shardsOutcome{merged: m, record: rec}, nil
+}
+
+// writeShardsSummary prints one line per shard, then the merged-vs-sum line.
+func writeShardsSummary(w io.Writer, r scenarios.LoadShards) {
+	fmt.Fprintf(w, "\n  shards (Job %s, common start %s)\n", r.Job, r.Start.Format("15:04:05.000"))
+	for _, f := range r.Fates {
+		switch f.State {
+		case load.ShardDead:
+			fmt.Fprintf(w, "    ✗ shard %d  %s  died: %s\n", f.Index, f.Pod, f.Why)
+		default:
+			fmt.Fprintf(w, "    ✓ shard %d  %s  %s: %d iterations, p95 %s, started %+.1f s\n", f.Index, f.Pod, f.State, f.Completed,
+				f.P95.Round(100*time.Microsecond), f.StartOffset.Seconds())
+		}
+	}
+	fmt.Fprintf(w, "    %s\n", r.Detail)
 }

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +20,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 func TestRunShard(t *testing.T) {
@@ -142,5 +147,87 @@ func TestLoadShardsNeedKubernetes(t *testing.T) {
 		if ents, _ := os.ReadDir("."); len(ents) != 0 {
 			t.Errorf("%v left %v", tc.args, ents)
 		}
+	}
+}
+
+// podShards is a LoadSharder whose "pods" run runShard here, as the Job's
+// pods run `scaleproof load-shard`; shard dead, when >= 0, fails as an
+// OOM-killed pod would.
+type podShards struct{ dead int }
+
+func (podShards) ShardEdgeURL(context.Context) (string, error) { return "", nil }
+
+func (f podShards) RunLoadShards(ctx context.Context, job platform.ShardJob) ([]platform.ShardOutput, error) {
+	spec, err := load.DecodeShardSpec(strings.TrimPrefix(job.Args[0], "--spec="))
+	if err != nil {
+		return nil, err
+	}
+	spec.Start = time.Now().Add(100 * time.Millisecond) // not the harness's 8 s lead, in a test
+	outs := make([]platform.ShardOutput, job.Shards)
+	var wg sync.WaitGroup
+	for i := range job.Shards {
+		wg.Go(func() {
+			outs[i] = platform.ShardOutput{Index: i, Pod: fmt.Sprintf("%s-%d", job.Name, i)}
+			if i == f.dead {
+				outs[i].Failure = "pod " + outs[i].Pod + " failed: OOMKilled (exit code 137)"
+				return
+			}
+			var b bytes.Buffer
+			if err := runShard(ctx, &b, slog.New(slog.DiscardHandler), spec, i, job.Stop, time.Now); err != nil {
+				outs[i].Failure = err.Error()
+			}
+			outs[i].Log = b.Bytes()
+		})
+	}
+	wg.Wait()
+	return outs, nil
+}
+
+// TestLoadSharded: `load` over 3 shards prints each shard and the merged
+// figures, judges its thresholds on the merged result, and writes the
+// load_shards record; a dead shard is named with why, and the exit is 1.
+func TestLoadSharded(t *testing.T) {
+	srv := mcpEcho(t)
+	for _, tc := range []struct {
+		name string
+		dead int
+		code int
+		want []string
+	}{
+		{"all report", -1, exitOK, []string{"✓ shard 0", "✓ shard 2", "3 of 3 shards reported; calls merged", "✓ iterations>30"}},
+		{"one dies", 1, exitFailed, []string{"✗ shard 1  ", "died: pod ", "OOMKilled (exit code 137)", "2 of 3 shards reported"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			th, _ := load.ParseThreshold("iterations>30")
+			cfg := loadConfig{URL: srv.URL + "/mcp", Tool: "work", Headers: map[string]string{"Authorization": "Bearer k1"}, VUs: 5,
+				Duration: duration(time.Second), ThinkTime: duration(20 * time.Millisecond), Artifacts: dir,
+				Thresholds: []thresholdSpec{{th}}}
+			p, err := planLoad(cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.shards, p.sharder = 3, podShards{dead: tc.dead}
+			var out, errb bytes.Buffer
+			err = runLoad(context.Background(), &out, &errb, p, false, true)
+			code := exitOK
+			var ee *exitError
+			if errors.As(err, &ee) {
+				code = ee.code
+			}
+			if code != tc.code {
+				t.Errorf("exit %d (%v), want %d\n%s", code, err, tc.code, out.String())
+			}
+			t.Log(out.String())
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("summary lacks %q:\n%s", w, out.String())
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+			if err != nil || !bytes.Contains(b, []byte(`"kind":"`+scenarios.KindLoadShards+`"`)) {
+				t.Errorf("results file without a %s record: %v", scenarios.KindLoadShards, err)
+			}
+		})
 	}
 }
