@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -62,8 +63,14 @@ func (s ShardSpec) Validate() error {
 	default:
 		errs = append(errs, s.Open.Validate())
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("load: shard spec: %w", err)
+	var msgs []string
+	for _, e := range errs {
+		if e != nil {
+			msgs = append(msgs, strings.ReplaceAll(e.Error(), "\n", "; "))
+		}
+	}
+	if len(msgs) > 0 {
+		return fmt.Errorf("load: shard spec: %s", strings.Join(msgs, "; "))
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -207,4 +208,25 @@ func TestArrivalSplit(t *testing.T) {
 			t.Errorf("shards schedule %d iterations, total %d", sum, total)
 		}
 	})
+}
+
+func TestShardSpec(t *testing.T) {
+	p := ConstantVUs(64, time.Minute)
+	good := ShardSpec{Start: t0, Shards: 3, Closed: &p, Target: ShardTarget{URL: "http://10.0.0.1/mcp", Tool: "work"}}
+	js, err := good.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := DecodeShardSpec(js)
+	if err != nil || !back.Start.Equal(t0) || back.Closed.VUs != 64 || back.Closed.GracefulStop != p.GracefulStop {
+		t.Errorf("round trip: %+v %v", back, err)
+	}
+	if good.PeakVUs() != 64 || good.TotalDuration() != time.Minute+DefaultGracefulStop {
+		t.Errorf("peak %d, total %s", good.PeakVUs(), good.TotalDuration())
+	}
+	_, err = DecodeShardSpec(`{"shards":3}`)
+	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "load: shard spec: no start time; ") ||
+		!strings.Contains(err.Error(), "exactly one of") {
+		t.Errorf("a bad spec: %q, want every problem on one line", err)
+	}
 }
