@@ -127,12 +127,19 @@ func (r *shardRunner) run(ctx context.Context, job platform.ShardJob) ([]platfor
 	for i := range out {
 		out[i].Index = i
 	}
-	deadline := time.Now().Add(job.Timeout)
+	created := time.Now()
+	deadline := created.Add(job.Timeout)
 	t := time.NewTicker(r.poll)
 	defer t.Stop()
 	var last string
+	started := false
 	for { // one pass per poll, bounded by job.Timeout
-		last = r.look(ctx, job.Name, out, done)
+		var up int
+		last, up = r.look(ctx, job.Name, out, done)
+		if !started && up == job.Shards {
+			started = true
+			r.log.Info("load shards: every pod started", "job", job.Name, "after", time.Since(created).Round(100*time.Millisecond).String())
+		}
 		if !slices.Contains(done, false) {
 			break
 		}
@@ -247,11 +254,18 @@ func podIndex(p *corev1.Pod) int {
 }
 
 // look reads the Job's pods once and settles the indexes that ended. It
-// returns a one-line state for the log.
-func (r *shardRunner) look(ctx context.Context, name string, out []platform.ShardOutput, done []bool) string {
+// returns a one-line state for the log and how many shards' pods have
+// started (running or ended).
+func (r *shardRunner) look(ctx context.Context, name string, out []platform.ShardOutput, done []bool) (string, int) {
 	pods, err := r.kc.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: deploykube.LoadShardLabel + "=" + name})
 	if err != nil {
-		return "list pods: " + err.Error()
+		return "list pods: " + err.Error(), 0
+	}
+	up := 0
+	for i := range done {
+		if done[i] {
+			up++
+		}
 	}
 	var running, pending, succeeded, failed int
 	for i := range pods.Items {
@@ -290,7 +304,7 @@ func (r *shardRunner) look(ctx context.Context, name string, out []platform.Shar
 			}
 		}
 	}
-	return fmt.Sprintf("%d running, %d pending, %d succeeded, %d failed this look", running, pending, succeeded, failed)
+	return fmt.Sprintf("%d running, %d pending, %d succeeded, %d failed this look", running, pending, succeeded, failed), up + running + succeeded + failed
 }
 
 // giveUp marks every open index failed with why (and the pod's state), and
