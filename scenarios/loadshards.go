@@ -15,10 +15,10 @@ import (
 )
 
 // DefaultShardLead is how long before a sharded load's common start its
-// Job is created: the pods start in between (seconds on a node that has
-// the image), and a pod that starts later begins at once, its seconds
-// aligned by wall clock.
-const DefaultShardLead = 8 * time.Second
+// Job is created: the pods start in between (on a node that has the image:
+// every pod within 2 s on kind), and a pod that starts later begins at
+// once, its seconds aligned by wall clock.
+const DefaultShardLead = 4 * time.Second
 
 // KindLoadShards is the results record of a sharded load: LoadShards.
 const KindLoadShards = "load_shards"

@@ -162,7 +162,7 @@ func (f podShards) RunLoadShards(ctx context.Context, job platform.ShardJob) ([]
 	if err != nil {
 		return nil, err
 	}
-	spec.Start = time.Now().Add(100 * time.Millisecond) // not the harness's 8 s lead, in a test
+	spec.Start = time.Now().Add(100 * time.Millisecond) // not the harness's lead, in a test
 	outs := make([]platform.ShardOutput, job.Shards)
 	var wg sync.WaitGroup
 	for i := range job.Shards {
