@@ -116,8 +116,14 @@ func TestRunLoadShards(t *testing.T) {
 				}
 			}
 			for _, get := range []func() error{
-				func() error { _, err := kc.CoreV1().ConfigMaps(testNS).Get(context.Background(), name, metav1.GetOptions{}); return err },
-				func() error { _, err := kc.RbacV1().Roles(testNS).Get(context.Background(), name, metav1.GetOptions{}); return err },
+				func() error {
+					_, err := kc.CoreV1().ConfigMaps(testNS).Get(context.Background(), name, metav1.GetOptions{})
+					return err
+				},
+				func() error {
+					_, err := kc.RbacV1().Roles(testNS).Get(context.Background(), name, metav1.GetOptions{})
+					return err
+				},
 				func() error {
 					_, err := kc.RbacV1().RoleBindings(testNS).Get(context.Background(), name, metav1.GetOptions{})
 					return err
