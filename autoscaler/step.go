@@ -15,7 +15,8 @@ package autoscaler
 //     in-flight reaches MeanUpFraction, or the calls per second per worker
 //     reach TargetRPS. The new count is
 //     max(count+1, ceil(capacity × max(mean/MeanUpFraction, rate/TargetRPS)))
-//     and at most the max, where capacity counts ready and starting workers;
+//     and at most the max, where capacity counts ready and starting workers
+//     (with a canary, less the canary: see THE CANARY below);
 //     with StepConfig.MaxUpStep > 0, at most count+MaxUpStep.
 //     At the max the zone holds and the decision says so (AtMaxUnderLoad).
 //   - DOWN by exactly one when every worker is ready and low for LowRounds
@@ -23,6 +24,22 @@ package autoscaler
 //     thresholds, and count > 1.
 //   - Cooldowns run from the last change of the count: no UP within
 //     UpCooldown, no DOWN within DownCooldown.
+//   - THE CANARY (WorkerSample.Canary) counts as capacity: Ramen 0.7.5, "The
+//     canary counts as capacity. A zone at count 1 runs two pods (stable and
+//     canary), so the step is slightly conservative". It is ready, starting
+//     or down like any worker, so the ready count, the mean in-flight, the
+//     rate per worker and the capacity of the proportional step all include
+//     it, and a canary that does not answer is down: no scale-in. The count
+//     is the stable workers only (1..max; the canary is extra), so the same
+//     load spread over one more worker reads lower: at count 1 with a canary
+//     the mean and the rate per worker are half what one worker alone would
+//     show, and the zone steps up later. The proportional ceiling is the
+//     workers the load asks for, the canary one of them: an UP goes to that
+//     ceiling less the canary (still at least count+1, at most the max). A
+//     DOWN asks whether the count-1 stable workers and the ready canary
+//     would stay under the UP thresholds, and the canary is never a victim.
+//     So the zone runs the workers the load needs, the canary included, and
+//     at the same load the next DOWN check does not undo an UP.
 //
 // All comparisons and ceilings are exact (math/big.Rat): thresholds are read
 // as the decimal they are written as, and a rate is Δcalls ÷ Δt with Δt in
@@ -224,8 +241,16 @@ func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decisio
 		return hold(fmt.Sprintf("%s for %d of %d rounds", low, next.LowStreak, cfg.LowRounds))
 	}
 	low = fmt.Sprintf("%s for %s", low, plural(next.LowStreak, "round"))
-	if over := z.overAfterDown(th, st.Count-1); over != "" {
-		return hold(fmt.Sprintf("%s; %d would %s", low, st.Count-1, over))
+	// After the DOWN the zone runs count-1 stable workers and its canaries.
+	after, afterText := int64(st.Count-1)+int64(z.canaries), strconv.Itoa(st.Count-1)
+	if z.canaries > 0 {
+		afterText += " and the canary"
+		if z.canaries > 1 {
+			afterText = fmt.Sprintf("%d and %d canaries", st.Count-1, z.canaries)
+		}
+	}
+	if over := z.overAfterDown(th, after); over != "" {
+		return hold(fmt.Sprintf("%s; %s would %s", low, afterText, over))
 	}
 	if left := cooldownLeft(st.LastChange, cfg.DownCooldown, now); left > 0 {
 		return hold(fmt.Sprintf("down cooldown: %s left; %s", left, low))
@@ -233,7 +258,7 @@ func Step(cfg StepConfig, st ZoneState, obs Observation, now time.Time) (Decisio
 	d.Action, d.To = ActionDown, st.Count-1
 	d.Victims = victims(z.ready)
 	next.Count, next.LastChange, next.LowStreak = st.Count-1, now, 0
-	d.Reason = fmt.Sprintf("%s; %d would stay under the up thresholds", low, st.Count-1)
+	d.Reason = fmt.Sprintf("%s; %s would stay under the up thresholds", low, afterText)
 	return d, next
 }
 
@@ -307,6 +332,9 @@ type zone struct {
 	missingDown int            // missing workers past the startup grace: down
 	starting    int            // starting workers plus missing ones within the grace
 	listed      int            // workers listed by discovery
+	canaries    int            // ready canary workers (also in ready)
+	// startingCanaries are canary workers among the starting ones.
+	startingCanaries int
 
 	sumIn, sumLimit int64 // over the ready workers
 	// mean is Σ in-flight ÷ Σ limit over the capacity (see capacity); rate
@@ -329,8 +357,14 @@ func observe(th thresholds, cfg StepConfig, st ZoneState, obs Observation, now t
 		switch {
 		case w.Reachable && w.Ready && w.Limit > 0:
 			z.ready = append(z.ready, *w)
+			if w.Canary {
+				z.canaries++
+			}
 		case w.Starting:
 			z.starting++
+			if w.Canary {
+				z.startingCanaries++
+			}
 			continue
 		default:
 			id := w.ID
@@ -424,7 +458,7 @@ func (z zone) allLow() bool {
 }
 
 // capacity is the ready count of the UP rules: ready workers plus those on
-// their way.
+// their way, a canary included.
 func (z zone) capacity() int64 { return int64(len(z.ready) + z.starting) }
 
 // meanOver is today's in-flight over n workers of the ready workers'
@@ -472,17 +506,21 @@ func (z zone) highReason(th thresholds) string {
 	return fmt.Sprintf("worker %s high: %d/%d in flight > %s", z.hot.ID, inFlight(*z.hot), z.hot.Limit, th.highPct)
 }
 
-// upTarget is max(count+1, ceil(capacity × max(mean/meanUp, rate/target))),
-// at most max. Call it only with count < max.
+// upTarget is max(count+1, ceil(capacity × max(mean/meanUp, rate/target))
+// − canaries), at most max. The ceiling is the workers the load asks for;
+// the canaries among the capacity are some of them, so the count (stable
+// workers) is that many fewer. Call it only with count < max.
 //
 // ceil(capacity × max(a, b)) is max(ceil(capacity × a), ceil(capacity × b)),
-// and each is taken at most max, which changes nothing of the result.
+// and each is taken at most max + canaries, which changes nothing of the
+// result.
 func (z zone) upTarget(th thresholds, count, maxCount int) int {
-	want := ceilTimesQuo(z.capacity(), z.mean, th.meanUpQ, maxCount)
+	c := z.canaries + z.startingCanaries
+	want := ceilTimesQuo(z.capacity(), z.mean, th.meanUpQ, maxCount+c)
 	if z.rate != nil {
-		want = max(want, ceilTimesQuo(z.capacity(), *z.rate, th.targetQ, maxCount))
+		want = max(want, ceilTimesQuo(z.capacity(), *z.rate, th.targetQ, maxCount+c))
 	}
-	return min(max(count+1, want), maxCount)
+	return min(max(count+1, want-c), maxCount)
 }
 
 // ceilTimesQuo is min(ceil(c × x ÷ t), limit) for c >= 0, x >= 0, t > 0.
@@ -512,20 +550,20 @@ func ceilTimesQuo(c int64, x, t q, limit int) int {
 }
 
 // overAfterDown spreads today's in-flight and rate over n workers of the
-// average limit and returns which UP threshold they would reach, or "" when
-// they stay under all three. A ready worker without a rate this round is
-// taken to carry the average rate.
-func (z zone) overAfterDown(th thresholds, n int) string {
-	mean := z.meanOver(int64(n))
+// average limit (n counts the canary: it stays) and returns which UP
+// threshold they would reach, or "" when they stay under all three. A ready
+// worker without a rate this round is taken to carry the average rate.
+func (z zone) overAfterDown(th thresholds, n int64) string {
+	mean := z.meanOver(n)
 	if mean.cmp(th.meanUpQ) >= 0 {
 		return fmt.Sprintf("sit at mean in-flight %s >= %s", pct1(mean), th.meanUpPct)
 	}
 	// per worker: Σin/n against high × Σlimit/ready, i.e. the mean against high.
 	if mean.cmp(th.highQ) > 0 {
-		return fmt.Sprintf("carry %s in flight each > %s of the average limit", ratio1(z.sumIn, int64(n)), th.highPct)
+		return fmt.Sprintf("carry %s in flight each > %s of the average limit", ratio1(z.sumIn, n), th.highPct)
 	}
 	if z.rate != nil { // no worker is starting here: z.rate is over the ready workers
-		r := z.rate.mulFrac(int64(len(z.ready)), int64(n))
+		r := z.rate.mulFrac(int64(len(z.ready)), n)
 		if r.cmp(th.targetQ) >= 0 {
 			return fmt.Sprintf("carry %s calls/s each >= %s", r.float1(1), th.targetText)
 		}
@@ -600,9 +638,10 @@ func rateOf(r rateSample) *big.Rat {
 	return new(big.Rat).SetFrac(calls, big.NewInt(r.dt))
 }
 
-// victims orders workers fewest in flight first, ties newest first, then by ID.
+// victims orders the stable workers fewest in flight first, ties newest
+// first, then by ID. A canary is never a victim: it is not part of the count.
 func victims(ws []WorkerSample) []string {
-	ws = slices.Clone(ws)
+	ws = slices.DeleteFunc(slices.Clone(ws), func(w WorkerSample) bool { return w.Canary })
 	slices.SortFunc(ws, func(a, b WorkerSample) int {
 		return cmp.Or(
 			cmp.Compare(inFlight(a), inFlight(b)),

@@ -152,13 +152,16 @@ func checkDecision(t *rapid.T, in stepInput, d Decision, next ZoneState) {
 		ids := make([]string, 0, len(in.obs.Workers))
 		for _, w := range in.obs.Workers {
 			if !w.Reachable || !w.Ready || w.Limit <= 0 {
+				// A canary too: a down canary is down (no scale-in).
 				t.Fatalf("DOWN with worker %+v not reachable, ready and limited", w)
 			}
-			ids = append(ids, w.ID)
+			if !w.Canary {
+				ids = append(ids, w.ID)
+			}
 		}
 		slices.Sort(ids)
 		if got := slices.Sorted(slices.Values(d.Victims)); !slices.Equal(got, ids) {
-			t.Fatalf("victims %v, want every worker %v", d.Victims, ids)
+			t.Fatalf("victims %v, want every stable worker %v (never the canary)", d.Victims, ids)
 		}
 	default:
 		t.Fatalf("unexpected action %q", d.Action)
@@ -214,7 +217,19 @@ func TestRateNeverNegative(t *testing.T) {
 // DOWN with a worker down, none before LowRounds all-low rounds in a row,
 // and the cooldowns measured from the last change this test saw.
 func TestStepSequenceProperties(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	rapid.Check(t, func(t *rapid.T) { stepSequence(t, false) })
+}
+
+// TestStepSequenceWithCanary is TestStepSequenceProperties with the zone's
+// canary listed every round beside the count's workers (sometimes down,
+// sometimes not ready): the same invariants hold, a down canary blocks a
+// DOWN like any worker, and the canary is never a victim (checkDecision).
+func TestStepSequenceWithCanary(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { stepSequence(t, true) })
+}
+
+func stepSequence(t *rapid.T, withCanary bool) {
+	{
 		cfg := DefaultStepConfig()
 		cfg.UpCooldown = time.Duration(rapid.IntRange(0, 60).Draw(t, "upCooldown")) * time.Second
 		cfg.DownCooldown = time.Duration(rapid.IntRange(0, 180).Draw(t, "downCooldown")) * time.Second
@@ -237,10 +252,17 @@ func TestStepSequenceProperties(t *testing.T) {
 			r := func(s string) string { return fmt.Sprintf("r%d.%s", round, s) }
 			var o Observation
 			allLow := true
-			// The zone lists about its count of workers.
+			// The zone lists about its count of workers (and its canary).
 			n := max(st.Count+rapid.IntRange(-1, 1).Draw(t, r("drift")), 0)
-			for i := range n {
+			listed := n
+			if withCanary {
+				listed++
+			}
+			for i := range listed {
 				id := fmt.Sprintf("w%d", i)
+				if i == n {
+					id = "canary"
+				}
 				totals[id] += rapid.Uint64Range(0, 2000).Draw(t, r(id+".calls"))
 				if rapid.IntRange(0, 19).Draw(t, r(id+".restart")) == 0 {
 					totals[id] = 0
@@ -252,13 +274,14 @@ func TestStepSequenceProperties(t *testing.T) {
 					CallsTotal: totals[id], SampledAt: now,
 				}
 				w.Starting = !w.Ready && rapid.IntRange(0, 4).Draw(t, r(id+".starting")) == 0
+				w.Canary = i == n
 				allLow = allLow && w.Reachable && w.Ready && w.InFlight*10 < 3*w.Limit
 				o.Workers = append(o.Workers, w)
 			}
 			if n < st.Count && !quiet && rapid.Bool().Draw(t, r("missing")) {
 				o.Missing = st.Count - n
 			}
-			allLow = allLow && n > 0 && o.Missing == 0
+			allLow = allLow && listed > 0 && o.Missing == 0
 			if allLow {
 				streak++
 			} else {
@@ -289,6 +312,80 @@ func TestStepSequenceProperties(t *testing.T) {
 				t.Fatalf("round %d: LowStreak %d, counted %d", round, next.LowStreak, streak)
 			}
 			st = next
+		}
+	}
+}
+
+// genCanaryInput is genStepInput with a canary: one of the workers drawn
+// becomes the canary, or a canary of its own kind (quiet or any) is added,
+// with or without a previous sample. Drawn after genStepInput, so the saved
+// failures of the other properties still replay.
+func genCanaryInput(t *rapid.T) stepInput {
+	in := genStepInput(t)
+	ws := slices.Clone(in.obs.Workers)
+	if len(ws) > 0 && rapid.Bool().Draw(t, "canaryAmong") {
+		ws[rapid.IntRange(0, len(ws)-1).Draw(t, "canaryIndex")].Canary = true
+	} else {
+		c := genWorker(t, "canary", in.now, rapid.Bool().Draw(t, "canaryQuiet"))
+		c.Canary = true
+		ws = append(ws, c)
+		in.st.Prev = maps.Clone(in.st.Prev)
+		if in.st.Prev == nil {
+			in.st.Prev = map[string]WorkerSample{}
+		}
+		maps.Copy(in.st.Prev, genPrev(t, []WorkerSample{c}))
+	}
+	in.obs.Workers = ws
+	return in
+}
+
+// TestStepPropertiesWithCanary: every single-step invariant holds for a
+// zone with a canary too (checkDecision: a DOWN needs the canary reachable
+// and ready, and its victims are every stable worker, never the canary).
+func TestStepPropertiesWithCanary(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := genCanaryInput(t)
+		d, next := Step(in.cfg, in.st, in.obs, in.now)
+		checkDecision(t, in, d, next)
+	})
+}
+
+// TestStepCanaryNeverBolder: Ramen 0.7.5, "The canary counts as capacity. A
+// zone at count 1 runs two pods (stable and canary), so the step is slightly
+// conservative". Adding an idle canary to any zone (0 in flight, 0 calls/s,
+// a limit at least every ready worker's) never makes an UP bigger and never
+// turns a hold or a DOWN into an UP: the same load over one more worker
+// reads lower. Whatever the zone, the canary is never a victim.
+func TestStepCanaryNeverBolder(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		in := genStepInput(t)
+		limit := 1
+		for _, w := range in.obs.Workers {
+			if w.Reachable && w.Ready {
+				limit = max(limit, w.Limit)
+			}
+		}
+		c := WorkerSample{ID: "idle-canary", Canary: true, Reachable: true, Ready: true, Limit: limit,
+			CallsTotal: 500, SampledAt: in.now, Created: in.now.Add(-time.Hour)}
+		prev := c
+		prev.SampledAt = in.now.Add(-10 * time.Second)
+		with := in
+		with.obs.Workers = append(slices.Clone(in.obs.Workers), c)
+		with.st.Prev = maps.Clone(in.st.Prev)
+		if with.st.Prev == nil {
+			with.st.Prev = map[string]WorkerSample{}
+		}
+		with.st.Prev[c.ID] = prev
+
+		d0, _ := Step(in.cfg, in.st, in.obs, in.now)
+		d1, next := Step(with.cfg, with.st, with.obs, with.now)
+		checkDecision(t, with, d1, next)
+		if d1.Action == ActionUp && (d0.Action != ActionUp || d1.To > d0.To) {
+			t.Fatalf("the canary made the step bolder: without %s to %d (%q), with %s to %d (%q)",
+				d0.Action, d0.To, d0.Reason, d1.Action, d1.To, d1.Reason)
+		}
+		if slices.Contains(d1.Victims, c.ID) {
+			t.Fatalf("the canary is a victim: %v", d1.Victims)
 		}
 	})
 }

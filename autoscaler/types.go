@@ -25,11 +25,17 @@ const (
 // Starting is true for a worker discovery lists as not ready whose creation is
 // newer than the startup grace: it counts as capacity on
 // its way, at zero in-flight, and is neither ready nor down.
+//
+// Canary is true for the zone's canary worker (another version, run beside
+// the stable workers and not part of the count): it counts as capacity like
+// any worker (Ramen 0.7.5: "The canary counts as capacity"), is down when it
+// does not answer like any worker, and is never a scale-in victim.
 type WorkerSample struct {
 	ID         string    `json:"id"`
 	Reachable  bool      `json:"reachable"`
 	Ready      bool      `json:"ready"`
 	Starting   bool      `json:"starting,omitempty"`
+	Canary     bool      `json:"canary,omitempty"`
 	InFlight   int       `json:"in_flight"`   // calls in flight now
 	Limit      int       `json:"limit"`       // in-flight limit (RAMEN_MAX_INFLIGHT); <= 0 means down
 	CallsTotal uint64    `json:"calls_total"` // monotonic counter of calls served since the worker started
@@ -53,7 +59,7 @@ type Observation struct {
 // ZoneState is the per-zone state a policy carries between rounds. The
 // controller persists Count, Max and LastChange; the rest is in memory.
 type ZoneState struct {
-	Count      int       `json:"count"`       // desired worker count (the scale target's replicas)
+	Count      int       `json:"count"`       // desired worker count (the scale target's replicas); a canary is not part of it
 	Max        int       `json:"max_count"`   // upper bound, >= 1
 	LastChange time.Time `json:"last_change"` // last change of Count for any reason (cooldowns run from it)
 	LowStreak  int       `json:"low_streak"`  // consecutive all-low rounds (Ramen 0.7.5: DOWN after 3)
@@ -70,7 +76,8 @@ type Decision struct {
 	Reason string    `json:"reason"`
 	At     time.Time `json:"at"`
 	// Victims names the workers a DOWN should remove, in order of preference
-	// (fewest in flight first, ties: newest). Empty for other actions.
+	// (fewest in flight first, ties: newest); never a canary. Empty for
+	// other actions.
 	Victims []string `json:"victims,omitempty"`
 	// AtMaxUnderLoad is true when an UP was wanted but the zone already runs
 	// at its max: the controller logs a warning (Ramen 0.7.5 "Audit and logs").

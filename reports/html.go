@@ -37,6 +37,8 @@ type htmlPage struct {
 	Published, ProfileNote  string
 	Runs                    []htmlRun
 	ChartCount, SourceCount int
+	Screenshots             []Screenshot
+	ScreenshotsDir          string
 }
 
 // RenderHTML writes one self-contained HTML file: the published table (with the
@@ -57,7 +59,7 @@ func RenderHTML(w io.Writer, runs []*Results, o Options) error {
 
 func buildHTML(runs []*Results, o Options) (htmlPage, error) {
 	ours, all := Rows(runs, o)
-	page := htmlPage{SourceCount: len(runs)}
+	page := htmlPage{SourceCount: len(runs), Screenshots: o.Screenshots, ScreenshotsDir: ScreenshotsDir}
 	page.Table.Header = o.Columns.header()
 	for _, r := range all {
 		page.Table.Rows = append(page.Table.Rows, o.Columns.cells(r))
@@ -223,6 +225,11 @@ footer { margin-top: 3em; font-size: .8em; color: #777; }
 {{end}}
 </section>
 {{end}}
+{{if .Screenshots}}<section id="screenshots">
+<h2>Console screenshots</h2>
+<p class="note">The console's pages at the end of the run, as each role sees them (PNG files beside this report, in {{.ScreenshotsDir}}/).</p>
+<ul>{{range .Screenshots}}<li><a href="{{$.ScreenshotsDir}}/{{.File}}">{{.File}}</a>: {{.Caption}}</li>{{end}}</ul>
+</section>{{end}}
 <footer>Rendered by scaleproof from {{.SourceCount}} results file(s), {{.ChartCount}} charts (gonum/plot, inline SVG). This file is self-contained: it loads nothing from the network.</footer>
 </body>
 </html>

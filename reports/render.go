@@ -17,6 +17,9 @@ type Options struct {
 	// Published adds Ramen 0.7.5's published rows (Published) under ours and a
 	// table of ratios, ours ÷ published.
 	Published bool
+	// Screenshots are the run's pictures of the console's pages (files in
+	// ScreenshotsDir beside the HTML report); the HTML report links them.
+	Screenshots []Screenshot
 }
 
 // Formats are the formats Render knows, the first being the default.

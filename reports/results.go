@@ -16,7 +16,7 @@
 //	second       Second: one per-second bucket of a scenario's load (calls by class, latency, in flight)
 //	scale        ScaleEvent: a change of count with its decision, ready and served times
 //	readyz       ReadyzFailure: one console /readyz poll that was not 200
-//	verdict      Verdict: a scenario's outcome and its checked facts
+//	verdict      Verdict: a scenario's outcome and its checked facts (with a canary, its share of calls)
 //	summary      Row: the Ramen 0.7.5 table row of the run
 //	end          End: the run ended (absent when it was killed)
 //
@@ -208,6 +208,33 @@ type Verdict struct {
 	// /metrics; nil when the platform cannot reach workers. A flagged
 	// imbalance (Imbalance.Flagged) is a warning, not a failed fact.
 	Imbalance *Imbalance `json:"imbalance,omitempty"`
+	// Canary is the zone's canary worker and its share of the calls the
+	// scenario's load sent; nil when the platform runs no canary (the
+	// default) or the scenario sent no load.
+	Canary *Canary `json:"canary,omitempty"`
+}
+
+// Canary is what the zone's canary worker did in one scenario: a worker of
+// another version beside the stable ones, taking calls like any worker and
+// counting as capacity, not part of the count (Ramen 0.7.5's autoscaling
+// notes: "The canary counts as capacity").
+type Canary struct {
+	// Workers names the canary worker (more than one when it was replaced
+	// during the scenario), as the console lists it with "canary": true.
+	Workers []string `json:"workers"`
+	// Calls is the calls the canary answered with 2xx; Total the calls
+	// every worker of the zone answered with 2xx (the edge's
+	// scaleproof_edge_worker_answers_total{track}); Share is Calls ÷
+	// Total, 0..1 (0 when Total is 0).
+	Calls int64   `json:"calls"`
+	Total int64   `json:"total"`
+	Share float64 `json:"share"`
+	// Refused is the calls the canary answered 429 (at its in-flight
+	// limit), apart from Calls.
+	Refused int64 `json:"refused,omitempty"`
+	// Err says why the share could not be read (the edge's /metrics); the
+	// numbers are then 0.
+	Err string `json:"err,omitempty"`
 }
 
 // Row is one line of the Ramen 0.7.5 table.

@@ -46,6 +46,7 @@ func Outage() Scenario {
 			if err != nil {
 				return skip(err)
 			}
+			ws = countWorkers(ws) // the canary is not one of the count's
 			if len(ws) < 2 {
 				return fmt.Errorf("the platform lists %d workers of a zone at count 2", len(ws))
 			}

@@ -20,10 +20,17 @@ import (
 // calls-per-second trigger can fire: from 1 worker it steps to 2
 // (ceil(1.5) = 2), and 1 worker would then carry 1.5 × the target rate, so
 // the zone must hold at 2.
+//
+// With the zone's canary (platform.Endpoints.Canary) the rate is
+// rateFactorCanary × the target per worker of count 1 and the canary, 2.5 ×
+// in all: the ceiling ceil(2 × 1.25) = 3 workers less the canary steps to 2,
+// and 1 worker and the canary would then carry 1.25 × the target, so the
+// zone must hold at 2 again.
 const (
-	rateVUs    = 8
-	rateFactor = 1.5
-	rateCallMS = 1
+	rateVUs          = 8
+	rateFactor       = 1.5
+	rateFactorCanary = 1.25
+	rateCallMS       = 1
 )
 
 // RatePath: "the rate path". Short calls at low in-flight trip only the
@@ -47,8 +54,13 @@ func RatePath() Scenario {
 			if err := s.CreateZone(ctx, p.Max); err != nil {
 				return err
 			}
+			canaries := 0
 			target := rateFactor * p.TargetRPS
-			think := time.Duration(float64(rateVUs) / target * float64(time.Second))
+			if e.Endpoints.Canary {
+				canaries = 1
+				target = rateFactorCanary * p.TargetRPS * 2
+			}
+			think := time.Duration(float64(rateVUs) / target * float64(time.Second)).Round(time.Millisecond)
 			s.Phase(fmt.Sprintf("%d VUs of %d ms calls, %s think time: about %.0f calls/s at low in-flight", rateVUs, rateCallMS, think, target))
 			lp := load.ConstantVUs(rateVUs, p.UpTimeout+rateHold(p))
 			lp.ThinkTime, lp.GracefulStop = think, p.GracefulStop
@@ -74,10 +86,10 @@ func RatePath() Scenario {
 			l.Stop()
 			l.Wait()
 			rate := float64(okDuring) / holdTo.Sub(holdFrom).Seconds()
-			carry := float64(reached-1) * p.TargetRPS
+			carry := float64(reached-1+canaries) * p.TargetRPS
 			s.Check("the load's rate stayed above what count − 1 workers carry", rate >= carry,
 				"%.1f calls/s ok over %.0f s; %d workers carry %.0f calls/s at the target rate %.0f (from the profile)", rate, holdTo.Sub(holdFrom).Seconds(),
-				reached-1, carry, p.TargetRPS)
+				reached-1+canaries, carry, p.TargetRPS)
 			entries, err := s.audit(ctx)
 			if err != nil {
 				return err

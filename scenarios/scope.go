@@ -257,6 +257,14 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	if len(loads) > 0 && !s.noFiveXX {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}
+	if s.env.Endpoints.Canary && len(loads) > 0 {
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		v.Canary = s.canaryShare(cctx)
+		cancel()
+		if f := FactCanaryTookCalls(v.Canary); f != nil {
+			s.Check(f.Name, f.Passed, "%s", f.Detail)
+		}
+	}
 	if s.env.readyz != nil {
 		_, fails := s.env.readyz.Stats()
 		var mine []string

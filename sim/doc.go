@@ -25,7 +25,12 @@
 // end, as a 0.75 quantile over the summary's window, scraped and read with
 // max_over_time like the local platform's Prometheus (signal.go). Each
 // scheduler pass reads the clock up to Model.PassJitter after its tick, as
-// a round reads it after discovery and scrapes.
+// a round reads it after discovery and scrapes. For cloud runs: a load
+// generator far from the cluster (Model.ClientRTT, which delays every call
+// and holds no worker), canary pods that serve beside the count
+// (Model.Canary), and the scenarios run in order on one zone made before
+// the run (Config.OneZone), as Ramen's load test ran them; PublishedCloud
+// sets them for GKE, EKS and AKS.
 //
 // # Time and randomness
 //

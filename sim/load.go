@@ -129,29 +129,46 @@ func (r *loadRun) schedule(v *vu) {
 	r.s.sim.l.at(at, func() { r.iterate(v, gen, at) })
 }
 
-// iterate starts v's call intended at intended.
+// iterate starts v's call intended at intended. Without a client round
+// trip the call reaches the edge at once and ends in one event; with one
+// (Model.ClientRTT) it reaches the edge half a draw later, frees its worker
+// when its answer leaves the edge, and reaches the VU the other half later.
 func (r *loadRun) iterate(v *vu, gen uint64, intended time.Duration) {
 	if gen != v.gen || !v.active || r.stopping || v.busy {
 		return
 	}
 	l, m, z := &r.s.sim.l, &r.z.m, r.z
 	now := l.since()
-	w, class := z.call()
-	end := now + m.RTT
-	if w != nil {
-		end += m.Service.draw(z.rng)
-	}
 	v.busy = true
 	r.busy++
 	r.bucket(intended).started++
-	l.at(end, func() { r.finish(v, w, class, intended) })
+	if m.ClientRTT.Mean() <= 0 {
+		w, class := z.call()
+		end := now + m.RTT
+		if w != nil {
+			end += m.Service.draw(z.rng)
+		}
+		l.at(end, func() { z.leave(w); r.finish(v, class, intended) })
+		return
+	}
+	rtt := m.ClientRTT.draw(z.rng)
+	there := rtt / 2
+	l.at(now+there, func() {
+		w, class := z.call()
+		at := l.since()
+		hold := m.RTT
+		if w != nil {
+			hold += m.Service.draw(z.rng)
+		}
+		l.at(at+hold, func() { z.leave(w) })
+		l.at(at+hold+rtt-there, func() { r.finish(v, class, intended) })
+	})
 }
 
-// finish ends v's call.
-func (r *loadRun) finish(v *vu, w *worker, class load.Class, intended time.Duration) {
-	l, m, z := &r.s.sim.l, &r.z.m, r.z
+// finish ends v's call (its worker, if any, is already free).
+func (r *loadRun) finish(v *vu, class load.Class, intended time.Duration) {
+	l, m := &r.s.sim.l, &r.z.m
 	now := l.since()
-	z.leave(w)
 	if (r.stopping && now > r.stopAt+r.p.GracefulStop) || (v.drainUntil > 0 && now > v.drainUntil) {
 		class = load.ClassInterrupted
 	}

@@ -47,9 +47,27 @@ type Model struct {
 	Limit int `json:"limit"`
 	// Service is how long one admitted call holds a worker.
 	Service Dist `json:"service"`
-	// RTT is the network round trip added to every call's latency (429s
-	// and 503s included); it does not hold a worker.
+	// RTT is the network round trip between the edge and a worker, added to
+	// every call's latency (429s and 503s included). The sim counts it in
+	// the admitted call's hold of its worker (1 ms locally, so it hardly
+	// matters).
 	RTT time.Duration `json:"rtt"`
+	// ClientRTT is the time a call spends between the load generator and
+	// the edge, there and back: network round trips, TLS and session
+	// set-up when the load runs far from the cluster. Half of each draw
+	// passes before the call reaches the edge, half after its answer leaves
+	// it; it delays every call (ok, 429 and 503 alike) and holds no worker.
+	// With it, N closed-loop VUs keep only about N × service ÷ (service +
+	// ClientRTT) calls at the workers. 0 locally (the load runs beside the
+	// edge).
+	ClientRTT Dist `json:"client_rtt"`
+	// Canary is how many pods serve beside the count, as a canary
+	// deployment does: created with the zone's first worker (on nodes of
+	// their own like any worker), listed, ready and scraped like the
+	// workers, so the policy counts them as capacity, routed by the edge,
+	// never scaled and never a victim. Ramen 0.7.5's notes: "A zone at
+	// count 1 runs two pods (stable and canary)". 0 locally.
+	Canary int `json:"canary"`
 	// ReadyDelay runs from the moment a worker is listed (at once, or once
 	// its node is up) until discovery lists it ready: process or pod start,
 	// boot delay, readiness probe.
@@ -110,6 +128,12 @@ func (m Model) Validate() error {
 	if m.PodsPerNode < 0 {
 		bad("pods_per_node", m.PodsPerNode, ">= 0")
 	}
+	if m.ClientRTT.Base < 0 || m.ClientRTT.Jitter < 0 {
+		bad("client_rtt", m.ClientRTT, "base and jitter >= 0")
+	}
+	if m.Canary < 0 {
+		bad("canary", m.Canary, ">= 0")
+	}
 	return errors.Join(errs...)
 }
 
@@ -120,6 +144,8 @@ func (m Model) Settings() map[string]string {
 		"model_ready_delay": m.ReadyDelay.String(), "model_edge_lag": m.EdgeLag.String(),
 		"model_pods_per_node": strconv.Itoa(m.PodsPerNode), "model_node_delay": m.NodeDelay.String(),
 		"model_node_idle": m.NodeIdle.String(), "model_pass_jitter": m.PassJitter.String(),
+		"model_client_rtt": m.ClientRTT.String(), "model_canary": strconv.Itoa(m.Canary),
+		"model_retry_after": m.RetryAfter.String(), "model_retry_cap": m.RetryCap.String(),
 	}
 }
 
@@ -130,6 +156,7 @@ type worker struct {
 	listedAt time.Duration // on a node: listed by discovery
 	readyAt  time.Duration // ready in discovery
 	routeAt  time.Duration // the edge routes to it
+	canary   bool          // serves beside the count (Model.Canary)
 	inflight int
 	calls    uint64  // admitted calls finished (the worker's calls_total)
 	acc      float64 // a fleet run's fluid calls (fleet.go)
@@ -145,7 +172,8 @@ type zone struct {
 	l       *loop
 	rng     *rand.Rand
 	seq     int
-	workers []*worker          // the scale target's replicas, oldest first
+	workers []*worker          // the scale target's replicas, oldest first, after the canaries
+	canary  int                // canaries at the front of workers
 	byID    map[string]*worker // listed or gone but still finishing calls
 	free    []time.Duration    // free node slots, by when they were freed
 	rr      int                // the edge's round-robin cursor (loop only)
@@ -157,10 +185,17 @@ type zone struct {
 func (z *zone) now() time.Duration { return z.l.since() }
 
 // scale sets the zone's replicas, removing victims first, then the newest.
+// The zone's first scale also creates its canaries (Model.Canary), which
+// no scale counts or removes.
 func (z *zone) scale(replicas int, victims []string) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	now := z.now()
+	if z.seq == 0 && z.m.Canary > 0 && replicas > 0 {
+		for range z.m.Canary {
+			z.add(now, true)
+		}
+	}
 	remove := func(i int) {
 		w := z.workers[i]
 		z.workers = slices.Delete(z.workers, i, i+1)
@@ -172,34 +207,43 @@ func (z *zone) scale(replicas int, victims []string) {
 		}
 	}
 	for _, v := range victims {
-		if len(z.workers) <= replicas {
+		if len(z.workers)-z.canary <= replicas {
 			break
 		}
-		if i := slices.IndexFunc(z.workers, func(w *worker) bool { return w.id == v }); i >= 0 {
+		if i := slices.IndexFunc(z.workers, func(w *worker) bool { return w.id == v && !w.canary }); i >= 0 {
 			remove(i)
 		}
 	}
-	for len(z.workers) > replicas {
+	for len(z.workers)-z.canary > replicas {
 		remove(len(z.workers) - 1)
 	}
-	for len(z.workers) < replicas {
-		z.seq++
-		w := &worker{id: fmt.Sprintf("%s-%d", z.name, z.seq), created: z.l.Now(), listedAt: now}
-		if z.m.PodsPerNode > 0 && !z.takeSlot(now) {
-			// A new node: PodsPerNode-1 more slots once it is up.
-			w.listedAt = now + z.m.NodeDelay
-			for range z.m.PodsPerNode - 1 {
-				z.free = append(z.free, w.listedAt)
-			}
-		}
-		w.readyAt = w.listedAt + z.m.ReadyDelay.draw(z.rng)
-		w.routeAt = w.readyAt
-		if z.m.EdgeLag > 0 {
-			w.routeAt += time.Duration(z.rng.Int64N(int64(z.m.EdgeLag)))
-		}
-		z.workers = append(z.workers, w)
-		z.byID[w.id] = w
+	for len(z.workers)-z.canary < replicas {
+		z.add(now, false)
 	}
+}
+
+// add creates one worker (a canary when canary) on a free node slot or a
+// new node. Call with mu held.
+func (z *zone) add(now time.Duration, canary bool) {
+	z.seq++
+	w := &worker{id: fmt.Sprintf("%s-%d", z.name, z.seq), created: z.l.Now(), listedAt: now, canary: canary}
+	if canary {
+		z.canary++
+	}
+	if z.m.PodsPerNode > 0 && !z.takeSlot(now) {
+		// A new node: PodsPerNode-1 more slots once it is up.
+		w.listedAt = now + z.m.NodeDelay
+		for range z.m.PodsPerNode - 1 {
+			z.free = append(z.free, w.listedAt)
+		}
+	}
+	w.readyAt = w.listedAt + z.m.ReadyDelay.draw(z.rng)
+	w.routeAt = w.readyAt
+	if z.m.EdgeLag > 0 {
+		w.routeAt += time.Duration(z.rng.Int64N(int64(z.m.EdgeLag)))
+	}
+	z.workers = append(z.workers, w)
+	z.byID[w.id] = w
 }
 
 // takeSlot takes a free node slot that has not timed out.
@@ -248,6 +292,15 @@ func (z *zone) routable() bool {
 	defer z.mu.Unlock()
 	now := z.now()
 	return slices.ContainsFunc(z.workers, func(w *worker) bool { return now >= w.routeAt })
+}
+
+// served reports whether n workers are listed and every listed one is
+// routed by the edge.
+func (z *zone) served(n int) bool {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	now := z.now()
+	return len(z.workers) >= n && !slices.ContainsFunc(z.workers, func(w *worker) bool { return now < w.routeAt })
 }
 
 // route picks the routable worker with the fewest calls in flight, ties

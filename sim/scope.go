@@ -133,14 +133,25 @@ func (s *scope) takeSample() reports.Sample {
 	return smp
 }
 
-// createZone creates the scenario's zone with count 1 and max, gives it the
+// createZone creates the scenario's zone with count 1 and max (with
+// Config.OneZone: sets count 1 and max on the run's one zone), gives it the
 // run's policy, starts sampling, and waits for a first ready worker and a
 // first call the edge routes (the harness's CreateZone and waitServed).
 func (s *scope) createZone(maxCount int) error {
 	sim := s.sim
-	s.z = sim.newZone(s.zname)
 	one := 1
-	if _, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, s.zname, controller.Change{Count: &one, MaxCount: &maxCount}); err != nil {
+	ch := controller.Change{Count: &one, MaxCount: &maxCount}
+	if s.z = sim.shared; s.z == nil {
+		s.z = sim.newZone(s.zname)
+		if sim.cfg.OneZone {
+			sim.shared = s.z
+		}
+	} else if v, err := sim.c.ZoneLive(sim.ctx, sim.cfg.Group, s.zname); err == nil && v.Count == 1 {
+		// The run's one zone, already at 1: set the max only, as a
+		// PUT {"max_count": n} does; a count PUT would restart the cooldowns.
+		ch.Count = nil
+	}
+	if _, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, s.zname, ch); err != nil {
 		return fmt.Errorf("create zone %s with count 1, max %d: %w", s.zname, maxCount, err)
 	}
 	if sim.cfg.Policy == scenarios.PolicyHPA {
@@ -212,13 +223,16 @@ func (r *loadRun) wait() {
 // runOne runs one scenario on a fresh zone and writes its records.
 func (s *Sim) runOne(sc scenarios.Scenario) (reports.Verdict, Outcome) {
 	sp := &scope{sim: s, name: sc.Name, zname: sc.Name + "-sim", start: s.l.since()}
+	if s.cfg.OneZone {
+		sp.zname = oneZoneName
+	}
 	sp.co = s.main
 	sp.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: sp.zname, Started: s.l.Now()})
 	err := scripts[sc.Name](sp)
 	v := sp.finish(err)
 	s.write(reports.KindVerdict, v)
-	o := Outcome{Scenario: sc.Name, StartS: round1(sp.start.Seconds()), UpToMaxS: v.UpToMaxS, ReadyMaxS: v.ReadyMaxS,
+	o := Outcome{Scenario: sc.Name, StartS: round1((sp.start - s.runStart).Seconds()), UpToMaxS: v.UpToMaxS, ReadyMaxS: v.ReadyMaxS,
 		BackTo1S: v.BackTo1S, PeakCount: v.PeakCount, Calls: v.Calls, Passed: v.Passed}
 	for i := 1; i < len(sp.samples); i++ {
 		o.ReplicaS += float64(sp.samples[i-1].Count) * sp.samples[i].At.Sub(sp.samples[i-1].At).Seconds()

@@ -70,7 +70,9 @@ func loadUntilMax(s *scope, d time.Duration) *loadRun {
 		return l
 	}
 	s.verdict.UpToMaxS = s.sinceAt(reach.At)
-	ready, err := s.waitFor(fmt.Sprintf("%d workers ready", p.Max), p.UpTimeout, func(x reports.Sample) bool { return x.Ready >= p.Max })
+	// Discovery lists the canaries too (Model.Canary): all max workers are
+	// ready when max + canaries endpoints are.
+	ready, err := s.waitFor(fmt.Sprintf("%d workers ready", p.Max), p.UpTimeout, func(x reports.Sample) bool { return x.Ready >= p.Max+s.z.m.Canary })
 	if s.check(fmt.Sprintf("all %d workers ready", p.Max), err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(ready.At))) {
 		s.verdict.ReadyMaxS = s.sinceAt(ready.At)
 	}

@@ -100,6 +100,8 @@ func TestConfigErrors(t *testing.T) {
 		{"service", func(c *Config) { c.Model.Service = Dist{} }, "service"},
 		{"cooldown", func(c *Config) { c.Step.UpCooldown = -time.Second }, "UpCooldown"},
 		{"interval", func(c *Config) { c.Profile.SchedulerInterval = time.Millisecond }, "scheduler interval"},
+		{"client rtt", func(c *Config) { c.Model.ClientRTT.Base = -time.Second }, "client_rtt"},
+		{"canary", func(c *Config) { c.Model.Canary = -1 }, "canary = -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := NewConfig(scenarios.Quick())

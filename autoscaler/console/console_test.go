@@ -125,7 +125,7 @@ func keys(m map[string]any) []string {
 const workers = "/api/v1/groups/g1/zones/a/workers"
 
 var (
-	fullKeys  = []string{"count", "group", "last_change", "last_decision", "last_scale", "max_count", "ready", "starting", "zone"}
+	fullKeys  = []string{"count", "group", "last_change", "last_decision", "last_scale", "max_count", "ready", "starting", "workers", "zone"}
 	countKeys = []string{"count", "group", "zone"}
 )
 

@@ -10,6 +10,7 @@
 //	PUT  /api/v1/config/autorebalance            super admin only
 //	GET  /api/v1/audit?group=&zone=&action=&limit=
 //	GET  /readyz  /livez  /metrics
+//	GET|POST /ui/...                               the web pages (web.go; docs/console.md)
 //
 // Callers authenticate with "Authorization: Bearer KEY"; keys come from a
 // JSON file and carry a role (super_admin, group_admin of some groups,

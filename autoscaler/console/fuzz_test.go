@@ -281,6 +281,14 @@ func checkAnyRequest(t *testing.T, r *rig, method, target string, body []byte, c
 		}
 		return
 	}
+	if strings.HasPrefix(req.URL.Path, "/ui/") { // the web pages (HTML; web_test.go checks them)
+		rec := httptest.NewRecorder()
+		r.h.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %s: %d", req.Method, target, rec.Code)
+		}
+		return
+	}
 	r.answer(t, req, caller)
 }
 
@@ -305,6 +313,8 @@ func FuzzAnyRequest(f *testing.F) {
 		{"GET", "/", ``, "none"},
 		{"PUT", "/api/v1/groups/g1/zones/a/policy", `{"policy": "hpa", "hpa": {"query": "sum(up)", "threshold": 2}}`, "ga"},
 		{"GET", "/api/v1/groups/g1/zones/a/policy", ``, "v"},
+		{"POST", "/ui/groups/g1/zones/a/workers", `csrf=x&count=2`, "ga"},
+		{"GET", "/ui/zones", ``, "none"},
 	} {
 		f.Add(s.method, s.target, []byte(s.body), s.caller)
 	}

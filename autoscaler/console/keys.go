@@ -46,6 +46,14 @@ func (p Principal) AdminOf(group string) bool {
 	return p.Role == RoleSuperAdmin || (p.Role == RoleGroupAdmin && slices.Contains(p.Groups, group))
 }
 
+// MayConfigure reports whether p may change the console's configuration
+// (the Auto-rebalance scheduler on the Config page): super admins only.
+func (p Principal) MayConfigure() bool { return p.Role == RoleSuperAdmin }
+
+// MayReadAudit reports whether p may read the audit log: super admins all
+// of it, group admins their groups' entries.
+func (p Principal) MayReadAudit() bool { return p.Role == RoleSuperAdmin || p.Role == RoleGroupAdmin }
+
 // Keys is a validated set of API keys.
 type Keys struct {
 	keys   []Key

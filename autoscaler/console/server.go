@@ -46,6 +46,8 @@ type Options struct {
 	// Step is the step policy's configuration the console runs with, shown
 	// read-only at GET /api/v1/config/autoscale; nil: that endpoint is 404.
 	Step *autoscaler.StepConfig
+	// Pages configure the web pages under /ui/ (web.go).
+	Pages PagesOptions
 }
 
 // Server is the console's HTTP handler.
@@ -102,7 +104,18 @@ func New(o Options) (*Server, error) {
 	m.HandleFunc("GET /readyz", o.Health.Readyz(o.Store.Ready))
 	m.HandleFunc("GET /livez", serve.Livez)
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if !o.Pages.Off {
+		pg, err := newPages(s, o.Pages)
+		if err != nil {
+			return nil, err
+		}
+		m.Handle(pagesPrefix, pg)
+	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" && !o.Pages.Off && wantsHTML(r) {
+			http.Redirect(w, r, pagesPrefix, http.StatusSeeOther)
+			return
+		}
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	s.handler = serve.RejectNonCanonical(m, func(w http.ResponseWriter, r *http.Request) {
@@ -199,6 +212,10 @@ type WorkersView struct {
 	// LastScale is the last decision that changed the count (an up, a down,
 	// or a forced set with its cause and actor); a later hold leaves it.
 	LastScale *lastDecision `json:"last_scale,omitempty"`
+	// Workers lists the zone's workers as last seen, each with "canary":
+	// true for the zone's canary (capacity like any worker, not part of
+	// the count); Ready and Starting above count the stable ones.
+	Workers []controller.WorkerView `json:"workers"`
 }
 
 // WorkersCount is GET workers for everyone else.
@@ -209,7 +226,11 @@ type WorkersCount struct {
 }
 
 func fullView(v controller.ZoneView) WorkersView {
-	out := WorkersView{Group: v.Group, Zone: v.Zone, Count: v.Count, MaxCount: v.MaxCount, Ready: v.Ready, Starting: v.Starting}
+	out := WorkersView{Group: v.Group, Zone: v.Zone, Count: v.Count, MaxCount: v.MaxCount, Ready: v.Ready, Starting: v.Starting,
+		Workers: v.Workers}
+	if out.Workers == nil {
+		out.Workers = []controller.WorkerView{}
+	}
 	if d := v.LastDecision; d != nil {
 		out.LastDecision = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
 	}
@@ -362,7 +383,7 @@ func (s *Server) getAutoRebalance(w http.ResponseWriter, _ *http.Request, _ Prin
 }
 
 func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Principal) {
-	if p.Role != RoleSuperAdmin {
+	if !p.MayConfigure() {
 		s.forbidden(w, p, "", "", controller.AuditAutoRebalance, "only a super admin may change the auto-rebalance scheduler")
 		return
 	}
@@ -463,17 +484,16 @@ func (s *Server) getAudit(w http.ResponseWriter, r *http.Request, p Principal) {
 		}
 		aq.Limit = n
 	}
-	switch p.Role {
-	case RoleSuperAdmin:
-	case RoleGroupAdmin:
+	if !p.MayReadAudit() {
+		writeError(w, http.StatusForbidden, "the audit log is for super admins and group admins")
+		return
+	}
+	if p.Role == RoleGroupAdmin {
 		if aq.Group != "" && !p.AdminOf(aq.Group) {
 			writeError(w, http.StatusForbidden, "not a group admin of "+aq.Group)
 			return
 		}
 		aq.Groups = p.Groups
-	default:
-		writeError(w, http.StatusForbidden, "the audit log is for super admins and group admins")
-		return
 	}
 	es, err := s.st.Audit(aq)
 	if err != nil {

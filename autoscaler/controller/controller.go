@@ -148,10 +148,30 @@ type ZoneView struct {
 	// LastScale is the last decision that changed the count (store.Zone).
 	LastScale *autoscaler.Decision `json:"last_scale,omitempty"`
 	// Ready and Starting count the zone's workers as last seen (a round, or
-	// ZoneLive); ObservedAt is when, zero if never.
+	// ZoneLive): the stable workers the count asks for, not a canary.
+	// ObservedAt is when, zero if never.
 	Ready      int       `json:"ready"`
 	Starting   int       `json:"starting"`
 	ObservedAt time.Time `json:"observed_at"`
+	// Workers lists every worker as last seen, the canary included (and
+	// marked), in discovery order.
+	Workers []WorkerView `json:"workers"`
+}
+
+// WorkerView is one worker of a zone as last seen. A round fills every
+// field from its scrape; ZoneLive takes readiness from discovery and keeps
+// the last round's in-flight and limit (0 for a worker no round has seen).
+type WorkerView struct {
+	ID string `json:"id"`
+	// Canary: the zone's canary worker (another version beside the stable
+	// ones): capacity like any worker, not part of the count, never a
+	// scale-in victim.
+	Canary    bool `json:"canary"`
+	Ready     bool `json:"ready"`
+	Starting  bool `json:"starting,omitempty"`
+	Reachable bool `json:"reachable"` // answered its last scrape
+	InFlight  int  `json:"in_flight"` // calls in flight at the last scrape
+	Limit     int  `json:"limit"`     // its in-flight limit at the last scrape
 }
 
 func key(group, zone string) string { return group + "\x00" + zone }
@@ -217,10 +237,10 @@ func (e *zoneEntry) publish(obs *ZoneView) {
 		LastChange: e.z.LastChange, LastDecision: e.z.LastDecision, LastScale: e.z.LastScale,
 	}
 	if old := e.view.Load(); old != nil {
-		v.Ready, v.Starting, v.ObservedAt = old.Ready, old.Starting, old.ObservedAt
+		v.Ready, v.Starting, v.ObservedAt, v.Workers = old.Ready, old.Starting, old.ObservedAt, old.Workers
 	}
 	if obs != nil {
-		v.Ready, v.Starting, v.ObservedAt = obs.Ready, obs.Starting, obs.ObservedAt
+		v.Ready, v.Starting, v.ObservedAt, v.Workers = obs.Ready, obs.Starting, obs.ObservedAt, obs.Workers
 	}
 	e.view.Store(&v)
 }
@@ -306,12 +326,23 @@ func (c *Controller) ZoneLive(ctx context.Context, group, zone string) (ZoneView
 		return v, fmt.Errorf("%s/%s: %w: %w", group, zone, ErrDiscovery, err)
 	}
 	now := c.o.Clock.Now()
+	last := map[string]WorkerView{}
+	for _, w := range v.Workers {
+		last[w.ID] = w
+	}
 	v.Ready, v.Starting, v.ObservedAt = 0, 0, now
+	v.Workers = make([]WorkerView, 0, len(eps))
 	for _, ep := range eps {
+		w := WorkerView{ID: ep.ID, Canary: ep.Canary, Ready: ep.Ready, Starting: !ep.Ready && c.starting(ep.Created, now)}
+		if l, ok := last[ep.ID]; ok {
+			w.Reachable, w.InFlight, w.Limit = l.Reachable, l.InFlight, l.Limit
+		}
+		v.Workers = append(v.Workers, w)
 		switch {
-		case ep.Ready:
+		case ep.Canary:
+		case w.Ready:
 			v.Ready++
-		case c.starting(ep.Created, now):
+		case w.Starting:
 			v.Starting++
 		}
 	}

@@ -245,7 +245,7 @@ func hpaPods(eps []fleet.Endpoint, count int) []autoscaler.HPAPod {
 	for _, ep := range eps {
 		pods = append(pods, autoscaler.HPAPod{Name: ep.ID, Phase: autoscaler.HPAPodRunning, Ready: ep.Ready})
 	}
-	for i := range count - len(eps) {
+	for i := range count - stable(eps) { // the count asks for stable workers; a canary is extra
 		pods = append(pods, autoscaler.HPAPod{Name: fmt.Sprintf("pending-%d", i+1), Phase: autoscaler.HPAPodPending})
 	}
 	return pods
@@ -255,7 +255,7 @@ func hpaPods(eps []fleet.Endpoint, count int) []autoscaler.HPAPod {
 func hpaVictims(eps []fleet.Endpoint, n int) []string {
 	var notReady []fleet.Endpoint
 	for _, ep := range eps {
-		if !ep.Ready {
+		if !ep.Ready && !ep.Canary { // a canary is never a victim
 			notReady = append(notReady, ep)
 		}
 	}

@@ -43,17 +43,22 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 	}
 	obs := c.observe(ctx, eps)
 	now := c.o.Clock.Now()
-	if n := e.z.Count - len(eps); n > 0 {
+	// The count asks for stable workers; a canary is extra (never missing).
+	if n := e.z.Count - stable(eps); n > 0 {
 		obs.Missing = n
 	}
-	seen := &ZoneView{ObservedAt: now}
+	seen := &ZoneView{ObservedAt: now, Workers: make([]WorkerView, 0, len(obs.Workers))}
 	for _, w := range obs.Workers {
+		ready := w.Reachable && w.Ready && w.Limit > 0
 		switch {
-		case w.Reachable && w.Ready && w.Limit > 0:
+		case w.Canary:
+		case ready:
 			seen.Ready++
 		case w.Starting:
 			seen.Starting++
 		}
+		seen.Workers = append(seen.Workers, WorkerView{ID: w.ID, Canary: w.Canary, Ready: ready, Starting: w.Starting,
+			Reachable: w.Reachable, InFlight: w.InFlight, Limit: w.Limit})
 	}
 
 	policy := c.o.Policy
@@ -152,7 +157,7 @@ func (c *Controller) observe(ctx context.Context, eps []fleet.Endpoint) autoscal
 				w = autoscaler.WorkerSample{}
 			}
 			now := c.o.Clock.Now()
-			w.ID, w.Created, w.SampledAt = ep.ID, ep.Created, now
+			w.ID, w.Created, w.SampledAt, w.Canary = ep.ID, ep.Created, now, ep.Canary
 			w.Reachable = err == nil
 			if !w.Reachable {
 				w.Ready = false
@@ -169,6 +174,18 @@ func (c *Controller) observe(ctx context.Context, eps []fleet.Endpoint) autoscal
 	}
 	wg.Wait()
 	return autoscaler.Observation{Workers: ws}
+}
+
+// stable counts the endpoints that are not a canary: the workers the count
+// asks for.
+func stable(eps []fleet.Endpoint) int {
+	n := 0
+	for _, ep := range eps {
+		if !ep.Canary {
+			n++
+		}
+	}
+	return n
 }
 
 // PassReport sums up one scheduler pass.

@@ -50,6 +50,7 @@ type consoleFlags struct {
 	lease          string
 	identity       string
 	workerTemplate string
+	canary         bool
 	hpaSweep       time.Duration
 }
 
@@ -116,6 +117,7 @@ Environment (used when the matching flag is not given; seconds may be fractional
 	f.StringVar(&o.lease, "lease", "scaleproof-console", "kube: the Lease whose holder runs the scheduler")
 	f.StringVar(&o.identity, "identity", "", "kube: this pod's name in the Lease (default $POD_NAME, else the hostname)")
 	f.StringVar(&o.workerTemplate, "worker-template", "scaleproof-worker", "kube: the PodTemplate a new zone's worker Deployment is made from")
+	f.BoolVar(&o.canary, "canary", false, "kube: beside each zone's worker Deployment run a canary Deployment of one replica (its pod template with --version=canary); it takes calls and counts as capacity, and is never scaled, picked or deleted")
 	f.DurationVar(&o.hpaSweep, "hpa-sweep", 10*time.Second, "kube: how often the scheduler's pod deletes HorizontalPodAutoscalers left on worker Deployments")
 	f.StringVar(&o.prometheus, "prometheus", "", "base URL of the Prometheus server that answers the queries of hpa zones; without it hpa zones read a failed metric and hold")
 	f.DurationVar(&o.upCooldown, "up-cooldown", def.UpCooldown,

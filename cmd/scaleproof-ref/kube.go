@@ -188,6 +188,10 @@ func openKubeConsole(ctx context.Context, o consoleFlags, log *slog.Logger) (*ku
 	if err != nil {
 		return nil, err
 	}
-	tg := kube.New(cs, o.kube.namespace, kube.WithLogger(log.With("part", "kube")), kube.WithWorkerTemplate(o.workerTemplate))
+	opts := []kube.Option{kube.WithLogger(log.With("part", "kube")), kube.WithWorkerTemplate(o.workerTemplate)}
+	if o.canary {
+		opts = append(opts, kube.WithCanary())
+	}
+	tg := kube.New(cs, o.kube.namespace, opts...)
 	return &kubeConsole{client: cs, store: st, target: tg}, nil
 }

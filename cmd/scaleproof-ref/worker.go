@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"time"
 
@@ -16,8 +17,12 @@ import (
 	"github.com/scaleproof/scaleproof/refstack/worker"
 )
 
+// versionRE is what a worker's --version may be (a label value).
+var versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
+
 type workerFlags struct {
 	listen, id       string
+	version          string
 	maxInflight      int
 	workMS           int
 	drain, bootDelay time.Duration
@@ -62,6 +67,8 @@ Environment (used when --max-inflight is not given):
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
 	f.StringVar(&o.id, "id", "", "worker name in results, errors and logs (default hostname-pid)")
+	f.StringVar(&o.version, "version", worker.DefaultVersion,
+		"this worker's version, on /metrics as "+worker.MetricInfo+`{version}: "stable", or "canary" for a zone's canary worker`)
 	f.IntVar(&o.maxInflight, "max-inflight", worker.DefaultMaxInflight,
 		"in-flight limit: POST /mcp calls admitted at once, more get 429")
 	f.IntVar(&o.workMS, "work-ms", int(worker.DefaultWork.Milliseconds()), "milliseconds a work call lasts when it names no ms (0..60000)")
@@ -98,6 +105,9 @@ func (o *workerFlags) resolve(cmd *cobra.Command) error {
 	if o.drainDelay < 0 {
 		errs = append(errs, fmt.Errorf("--drain-delay %s: want >= 0", o.drainDelay))
 	}
+	if !versionRE.MatchString(o.version) {
+		errs = append(errs, fmt.Errorf("--version %q: want 1 to 63 letters, digits, '.', '_' or '-'", o.version))
+	}
 	if set, err := parseFaults(o.fault, "worker"); err != nil {
 		errs = append(errs, err)
 	} else {
@@ -116,14 +126,14 @@ func runWorker(ctx context.Context, o workerFlags) error {
 		work = time.Nanosecond // --work-ms 0 means calls return at once, not the package default
 	}
 	w := worker.New(worker.Config{
-		ID: o.id, MaxInflight: o.maxInflight, Work: work, BootDelay: o.bootDelay, Logger: log,
+		ID: o.id, Version: o.version, MaxInflight: o.maxInflight, Work: work, BootDelay: o.bootDelay, Logger: log,
 	})
 	ln, err := serve.Listen(o.listen)
 	if err != nil {
 		return err
 	}
 	log = log.With("worker", w.ID())
-	log.Info("worker starting", "listen", ln.Addr().String(), "max_inflight", w.Limit(),
+	log.Info("worker starting", "listen", ln.Addr().String(), "version", w.Version(), "max_inflight", w.Limit(),
 		"work_ms", o.workMS, "boot_delay", o.bootDelay.String(), "drain", o.drain.String(),
 		"drain_delay", o.drainDelay.String(), "faults", o.faults.String())
 	drain, drainDelay := o.drain, o.drainDelay

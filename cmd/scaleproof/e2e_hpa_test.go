@@ -57,7 +57,7 @@ func TestPolicyFlags(t *testing.T) {
 	if list, _ = o.resolve("local", []string{"sustained"}, list[2:3]); len(list) != 1 {
 		t.Fatalf("--scenarios wins: %d", len(list))
 	}
-	if s := o.settings(scenarios.Quick()); s["policy"] != "hpa" || s["hpa_threshold"] != "24" || s["hpa_polling_interval"] != "3s" {
+	if s := o.settings("local", scenarios.Quick()); s["policy"] != "hpa" || s["hpa_threshold"] != "24" || s["hpa_polling_interval"] != "3s" {
 		t.Fatalf("settings %v", s)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/internal/screenshot"
 	"github.com/scaleproof/scaleproof/reports"
 )
 
@@ -130,6 +131,14 @@ func checkArtifacts(t *testing.T, art string) {
 		if bytes.Count(l, []byte(`"part":`)) > 1 {
 			t.Errorf("scaleproof.log line with a duplicate key: %s", l)
 			break
+		}
+	}
+	if screenshot.Chromium() != "" { // the console's pages (two under load in sustained), linked from the report
+		shots, err := reports.ReadScreenshots(art)
+		html, _ := os.ReadFile(filepath.Join(art, "report.html"))
+		if err != nil || len(shots) != 7 || !bytes.Contains(html, []byte(`href="screenshots/zones-under-load.png"`)) ||
+			!bytes.Contains(html, []byte(`href="screenshots/zones-viewer.png"`)) {
+			t.Errorf("screenshots: %d (%v), want 7 linked from report.html", len(shots), err)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(art, "table.md"))

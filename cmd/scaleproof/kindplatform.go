@@ -52,7 +52,7 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage,
 		return kubeconfig.New(kubeconfig.Config{Name: name, Kubeconfig: c.Kubeconfig,
 			Namespace: runNamespace(runID), Profile: prof.Name, Image: ref.ref, Group: o.group,
 			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
-			Log: log})
+			Canary: o.canary, Log: log})
 	}
 }
 

@@ -80,10 +80,15 @@ func (o *policyOpts) endpoints(ep platform.Endpoints) platform.Endpoints {
 }
 
 // settings adds the policy's settings to the profile's, for the results file.
-func (o *policyOpts) settings(p scenarios.Profile) map[string]string {
+// prometheus is the --prometheus value on local, where auto and off mean
+// something; elsewhere it is the URL given, or "none".
+func (o *policyOpts) settings(platformName string, p scenarios.Profile) map[string]string {
 	s := p.Settings()
 	s["policy"] = o.policy
 	s["prometheus"] = o.prometheus
+	if platformName != "local" && (o.prometheus == local.PrometheusAuto || o.prometheus == local.PrometheusOff || o.prometheus == "") {
+		s["prometheus"] = "none"
+	}
 	if o.policy == scenarios.PolicyHPA {
 		h := scenarios.HPAFor(p)
 		s["hpa_query"] = h.Query

@@ -159,6 +159,9 @@ func writeRunReports(dir, resultsPath string, cols reports.Columns) (runReports,
 	runs := []*reports.Results{res}
 	out := runReports{HTML: filepath.Join(dir, "report.html"), JUnit: filepath.Join(dir, "junit.xml")}
 	o := reports.Options{Columns: cols}
+	if shots, err := reports.ReadScreenshots(dir); err == nil { // a broken index only loses the links
+		o.Screenshots = shots
+	}
 	if res.Meta.Profile == "published" {
 		o.Published = true
 	}

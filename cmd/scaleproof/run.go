@@ -38,10 +38,12 @@ type runOpts struct {
 	jsonOut      bool
 	quiet        bool
 	extraColumns bool
+	screenshots  bool
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
-	loadShards   int // --load-shards (loadshard.go)
+	canary       bool // --canary: a canary worker beside each zone's stable ones
+	loadShards   int  // --load-shards (loadshard.go)
 }
 
 // kubeOpts are the kubeconfig platform's flags.
@@ -94,6 +96,9 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
   junit_runner.xml  one testcase per platform step (up, dump logs, down)
   table.md          the table and the PASS/FAIL lines in Markdown
   scaleproof.log    the harness's own log (JSON lines)
+  screenshots/      the console's pages as PNGs the report links (needs chromium):
+                    Zones and Group while sustained runs at its max under load,
+                    all of them (Audit, Config too) after the scenarios
   logs/             every process's log (local: console, edge, workers, prometheus)
   local/            local platform: the console's state, keys.json (the run's
                     API keys, mode 0600), Prometheus' config and data
@@ -125,6 +130,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.StringVar(&o.keysFile, "keys", "", `external: console API keys, JSON {"keys":[{"name","key","role","groups"}]} with super_admin, group_admin of --group, viewer, mcp_user`)
 	f.BoolVar(&o.jsonOut, "json", false, "print the summary row and verdicts as JSON on stdout instead of the table")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
+	f.BoolVar(&o.screenshots, "screenshots", true, "take screenshots of the console's pages into the artifacts folder, under load in sustained and after the scenarios (needs chromium; not with --platform external)")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
 	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
@@ -136,6 +142,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.IntVar(&o.loadShards, "load-shards", 1, "Kubernetes platforms (kind, kubeconfig): run each scenario's load as an Indexed Job of N pods, each with its share of the VUs from a common start; their results are merged before the verdicts")
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
+	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	return c
 }
 
@@ -213,7 +220,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
-		pf = local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
+		lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform"))
+		lc.Worker.Canary = o.canary
+		pf = local.New(lc)
 	case "kind":
 		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
 		if err != nil {
@@ -231,12 +240,15 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
 			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
-			Log: log.With("part", "platform")})
+			Canary: o.canary, Log: log.With("part", "platform")})
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
 		pf = kp
 	case "external":
+		if o.canary {
+			return withCode(exitUsage, errors.New("--canary runs a canary worker on the platforms scaleproof deploys (local, kind, kubeconfig), not on an external system"))
+		}
 		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 		if err != nil {
 			return withCode(exitUsage, err)
@@ -256,7 +268,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 
 	resultsPath := filepath.Join(dir, "results.jsonl")
 	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
-		Platform: name, Profile: prof.Name, Policy: o.policy, Settings: o.settings(prof), Started: time.Now()})
+		Platform: name, Profile: prof.Name, Policy: o.policy, Settings: o.settings(o.platform, prof), Started: time.Now()})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -287,8 +299,21 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	} else {
 		ep = o.endpoints(ep)
 		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
+		ours := o.platform != "external" // the reference console, which serves the pages
+		if ours {
+			say("%s", consolePagesLine(ep))
+		}
+		var shots *shooter
+		if ours && o.screenshots {
+			shots = newShooter(ep, dir, log, say)
+		}
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
-		env.Progress = prog.update
+		env.Progress = func(st scenarios.Status) {
+			prog.update(st)
+			if shots != nil {
+				shots.underLoad(ctx, st)
+			}
+		}
 		env.Policy = o.policy
 		noFaults := "" // FaulterOf's own words: it offers no fault actions
 		if o.platform == "external" {
@@ -301,6 +326,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		verdicts = env.Run(ctx, list)
 		prog.done()
+		if shots != nil {
+			shots.end(ctx)
+		}
 		steps.addVerdicts(verdicts, scenarioNames(list))
 	}
 

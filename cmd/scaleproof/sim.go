@@ -50,8 +50,11 @@ the results schema (platform "sim"), so report, the HTML report and compare read
 
 Settings (--set and --sweep keys):
 ` + sim.SettingHelp() + `
-Models: local (a worker process per replica; the default) and cloud (a node per
-worker: 90 s provisioning, 15 s + jitter to ready, 20 ms network; assumptions).`,
+Models: local (a worker process per replica; the default), cloud (a node per
+worker: 90 s provisioning, 15 s + jitter to ready, 20 ms network; assumptions),
+and gke, eks, aks: the cloud model as Ramen 0.7.5's load test ran there, fitted
+to its published rows: one zone for the five scenarios, a canary beside the
+count, the load generator 300 ms (+ jitter) away, nodes in 370 / 245 / 235 s.`,
 		Example: `  scaleproof sim
   scaleproof sim --policy hpa --scenarios spike
   scaleproof sim --sweep up_cooldown=0s,15s,30s,60s --sweep interval=10s,20s,60s --out sweep.html
@@ -64,13 +67,13 @@ worker: 90 s provisioning, 15 s + jitter to ready, 20 ms network; assumptions).`
 	f.StringVar(&o.profile, "profile", "published", "settings: published (Ramen 0.7.5's load test: scheduler 20 s, cooldowns 30/120 s) or quick")
 	f.StringVar(&o.policy, "policy", scenarios.PolicyStep, "the zones' policy: step or hpa (hpa adds the spike scenario; the signal comes from the model)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
-	f.StringVar(&o.model, "model", "local", "the platform model: local or cloud")
+	f.StringVar(&o.model, "model", "local", "the platform model: local, cloud, or gke, eks, aks (Ramen's load test on that cloud: one zone, a canary, the load far from the cluster, node times fitted)")
 	f.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same results")
 	f.StringArrayVar(&o.set, "set", nil, "change one setting, key=value (repeatable; keys above)")
 	f.StringArrayVar(&o.sweeps, "sweep", nil, "sweep a setting, key=v1,v2,... (repeatable: a grid)")
 	f.StringVar(&o.out, "out", "", "sweep: the HTML page (default: sweep.html in the artifacts folder)")
 	f.StringVar(&o.calibrate, "calibrate", "", "fit the model's service time and ready delay to a real run's results.jsonl and compare")
-	f.BoolVar(&o.designs, "designs", false, "the earlier round's design (one-at-a-time steps, one 120 s cooldown) against the current one on the cloud model, beside the published numbers")
+	f.BoolVar(&o.designs, "designs", false, "the earlier round's design (one-at-a-time steps, one 120 s cooldown) against the current one on the gke, eks and aks models, beside the published numbers")
 	f.IntVar(&o.fleet, "fleet", 0, "a fleet run: this many zones under a slowly changing load (each up to 4 workers' worth of VUs, max 8), to measure the controller and policy at scale")
 	f.DurationVar(&o.fleetFor, "fleet-duration", time.Hour, "a fleet run's virtual time")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/sim-<run-id>)")
@@ -90,8 +93,12 @@ func (o *simOpts) config() (sim.Config, error) {
 	case "local":
 	case "cloud":
 		cfg.Model = sim.CloudModel(p)
+	case "gke", "eks", "aks":
+		if cfg, err = sim.PublishedCloud(o.model, p); err != nil {
+			return cfg, err
+		}
 	default:
-		return cfg, fmt.Errorf("--model %q: want local or cloud", o.model)
+		return cfg, fmt.Errorf("--model %q: want local, cloud, gke, eks or aks", o.model)
 	}
 	cfg.Policy, cfg.Scenarios, cfg.Seed = o.policy, o.scenarios, o.seed
 	for _, kv := range o.set {
@@ -271,69 +278,109 @@ type design struct {
 
 // designs: the earlier round (Ramen's notes: one-at-a-time steps and a
 // single 120 s cooldown) and the current design (proportional step, 30 s
-// up, 120 s down), on the cloud model and the published profile.
+// up, 120 s down), on the published profile.
 var designs = []design{
 	{"earlier round: +1 steps, 120 s cooldown both ways", []string{"max_up_step=1", "up_cooldown=120s", "down_cooldown=120s"}},
 	{"current: proportional step, 30 s up / 120 s down", nil},
 }
+
+// designRow is one line of --designs.
+type designRow struct {
+	Model         string  `json:"model"`
+	Design        string  `json:"design"`
+	UpTo3FromRunS float64 `json:"up_to_3_from_run_s"` // from the run's start (-1: never)
+	UpTo3S        float64 `json:"up_to_3_s"`          // from the sustained scenario's start
+	BackTo1S      float64 `json:"back_to_1_from_run_s"`
+	CallsOK       int64   `json:"calls_ok"`
+	Refused       int64   `json:"refused"`     // 429s of every call of the run
+	RefusedPct    float64 `json:"refused_pct"` // 429 share of every call of the run
+	Total         int64   `json:"calls"`
+	Published     bool    `json:"published,omitempty"`
+}
+
+// noCanaryNear is a platform on which the earlier round refuses about the
+// published 57 %: the gke model without its canary, the load generator
+// about 50 ms away (an exponential round trip of that mean) and VUs that
+// retry a 429 at once. It is fitted to the earlier round's share, to see
+// what the current design refuses on the same platform.
+var noCanaryNear = []string{"canary=0", "client_rtt=0s", "client_rtt_jitter=50ms", "retry_cap=0s"}
 
 func simDesigns(cmd *cobra.Command, o *simOpts) error {
 	p, err := scenarios.ProfileByName(o.profile)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	type row struct {
-		Design        string  `json:"design"`
-		Client        string  `json:"client"`
-		UpTo3S        float64 `json:"up_to_3_s"`          // from the sustained scenario's start
-		UpTo3FromRunS float64 `json:"up_to_3_from_run_s"` // from the run's start
-		Refused       int64   `json:"refused"`            // 429s of every call of the run
-		RefusedPct    float64 `json:"refused_pct"`        // 429 share of every call of the run
-		SustRefused   int64   `json:"sustained_refused"`
-		SustPct       float64 `json:"sustained_refused_pct"`
-	}
-	clients := []struct{ name, set string }{
-		{"VUs wait out Retry-After (1 s)", "retry_cap=1s"},
-		{"VUs retry at once", "retry_cap=0s"},
-	}
-	var rows []row
-	for _, cl := range clients {
-		for _, d := range designs {
-			cfg := sim.NewConfig(p)
-			cfg.Model, cfg.Seed = sim.CloudModel(p), o.seed
-			for _, kv := range append(append(append([]string(nil), d.set...), cl.set), o.set...) {
-				k, v, err := sim.ParseAssignment(kv)
-				if err == nil {
-					err = cfg.Set(k, v)
+	run := func(model, label string, d design, extra []string) (designRow, error) {
+		cfg, err := sim.PublishedCloud(model, p)
+		if err != nil {
+			return designRow{}, err
+		}
+		cfg.Seed = o.seed
+		for _, kv := range append(append(append([]string(nil), d.set...), extra...), o.set...) {
+			k, v, err := sim.ParseAssignment(kv)
+			if err == nil {
+				err = cfg.Set(k, v)
+			}
+			if err != nil {
+				return designRow{}, fmt.Errorf("--set %w", err)
+			}
+		}
+		rep, err := sim.Run(cmd.Context(), cfg)
+		if err != nil {
+			return designRow{}, err
+		}
+		r := designRow{Model: label, Design: d.name, UpTo3S: -1, UpTo3FromRunS: -1, BackTo1S: -1}
+		for _, oc := range rep.Outcomes {
+			r.CallsOK += oc.Calls.OK
+			r.Refused += oc.Calls.TooMany
+			r.Total += oc.Calls.Total()
+			if oc.Scenario == "sustained" {
+				if oc.UpToMaxS >= 0 {
+					r.UpTo3S, r.UpTo3FromRunS = oc.UpToMaxS, oc.StartS+oc.UpToMaxS
 				}
-				if err != nil {
-					return withCode(exitUsage, fmt.Errorf("--set %w", err))
+				if oc.BackTo1S >= 0 {
+					r.BackTo1S = oc.StartS + oc.BackTo1S
 				}
 			}
-			rep, err := sim.Run(cmd.Context(), cfg)
+		}
+		if r.Total > 0 {
+			r.RefusedPct = 100 * float64(r.Refused) / float64(r.Total)
+		}
+		return r, nil
+	}
+	published := map[string]reports.Row{}
+	for _, row := range reports.Published() {
+		published[strings.ToLower(row.Platform)] = row
+	}
+	var rows []designRow
+	var pooled, pooledAll int64
+	for _, model := range sim.Clouds {
+		for _, d := range designs {
+			r, err := run(model, model, d, nil)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			r := row{Design: d.name, Client: cl.name, UpTo3S: -1, UpTo3FromRunS: -1}
-			var total int64
-			for _, oc := range rep.Outcomes {
-				r.Refused += oc.Calls.TooMany
-				total += oc.Calls.Total()
-				if oc.Scenario == "sustained" {
-					if oc.UpToMaxS >= 0 {
-						r.UpTo3S, r.UpTo3FromRunS = oc.UpToMaxS, oc.StartS+oc.UpToMaxS
-					}
-					r.SustRefused = oc.Calls.TooMany
-					if t := oc.Calls.Total(); t > 0 {
-						r.SustPct = 100 * float64(oc.Calls.TooMany) / float64(t)
-					}
-				}
-			}
-			if total > 0 {
-				r.RefusedPct = 100 * float64(r.Refused) / float64(total)
+			if d.set == nil {
+				pooled, pooledAll = pooled+r.Refused, pooledAll+r.Total
 			}
 			rows = append(rows, r)
 		}
+		pub := published[model]
+		if model == "gke" {
+			rows = append(rows, designRow{Model: "GKE", Design: "published, earlier round", UpTo3FromRunS: 309, UpTo3S: -1,
+				BackTo1S: -1, RefusedPct: 57, Refused: -1, CallsOK: -1, Published: true})
+		}
+		all := pub.Calls.OK + pub.Calls.TooMany
+		rows = append(rows, designRow{Model: pub.Platform, Design: "published, current", UpTo3FromRunS: pub.UpTo3S, UpTo3S: -1,
+			BackTo1S: pub.BackTo1S, CallsOK: pub.Calls.OK, Refused: pub.Calls.TooMany, Total: all,
+			RefusedPct: 100 * float64(pub.Calls.TooMany) / float64(all), Published: true})
+	}
+	for _, d := range designs {
+		r, err := run("gke", "gke, no canary, load 50 ms away, VUs retry at once", d, noCanaryNear)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		rows = append(rows, r)
 	}
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
@@ -342,18 +389,45 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "design\tclient\tup to 3: sustained\tfrom the run's start\trefused: all calls\tsustained")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "sim (cloud model), %s\t%s\t%s\t%s\t%d = %.2f %%\t%d = %.2f %%\n", r.Design, r.Client,
-			secsOrNever(r.UpTo3S), secsOrNever(r.UpTo3FromRunS), r.Refused, r.RefusedPct, r.SustRefused, r.SustPct)
+	fmt.Fprintln(tw, "model\tdesign\tup to 3, from the run's start\tin sustained\tback to 1\tcalls ok\trefused (429): all calls")
+	num := func(n int64) string {
+		if n < 0 {
+			return ""
+		}
+		return reports.FormatCount(n)
 	}
-	fmt.Fprintln(tw, "published (GKE), earlier round\t\t\t309 s\t57 %\t")
-	fmt.Fprintln(tw, "published (GKE), current\t\t\t178 s\t117 = 0.45 %\t")
+	for _, r := range rows {
+		src := "sim, "
+		if r.Published {
+			src = ""
+		}
+		in := ""
+		if !r.Published {
+			in = secsOrNever(r.UpTo3S)
+		}
+		back := ""
+		if r.BackTo1S >= 0 {
+			back = secsOrNever(r.BackTo1S)
+		}
+		refused := fmt.Sprintf("%.0f %%", r.RefusedPct)
+		if r.Refused >= 0 {
+			refused = fmt.Sprintf("%s = %.2f %%", num(r.Refused), r.RefusedPct)
+		}
+		fmt.Fprintf(tw, "%s%s\t%s\t%s\t%s\t%s\t%s\t%s\n", src, r.Model, r.Design, secsOrNever(r.UpTo3FromRunS), in, back,
+			num(r.CallsOK), refused)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "\nPublished: Ramen 0.7.5's load-test notes (times from the start of the run). The cloud model's node and boot")
-	fmt.Fprintln(out, "times are assumptions (see sim --help); change them with --set node_delay=... --set boot_delay=...")
+	pubRefused, pubAll := int64(0), int64(0)
+	for _, row := range reports.Published() {
+		pubRefused, pubAll = pubRefused+row.Calls.TooMany, pubAll+row.Calls.OK+row.Calls.TooMany
+	}
+	fmt.Fprintf(out, "\nThe current design, three clouds pooled: sim %s of %s = %.2f %% refused; published %s of %s = %.2f %%.\n",
+		num(pooled), num(pooledAll), 100*float64(pooled)/float64(max(pooledAll, 1)), num(pubRefused), num(pubAll),
+		100*float64(pubRefused)/float64(pubAll))
+	fmt.Fprintln(out, "Published: Ramen 0.7.5's load-test notes (times from the start of the run). The gke, eks and aks models")
+	fmt.Fprintln(out, "are fitted to the current design's rows only (see sim --help); the earlier round runs on them unchanged.")
 	return nil
 }
 

@@ -35,13 +35,15 @@ func TestSimCommand(t *testing.T) {
 		t.Fatalf("sim --fleet: exit %d\n%s", code, out)
 	}
 	if out, code := execute(t, newSimCmd(), "--designs", "--profile", "quick", "-q"); code != exitOK ||
-		!strings.Contains(out, "earlier round") || !strings.Contains(out, "309 s") || strings.Count(out, "sim (cloud model)") != 4 {
+		!strings.Contains(out, "earlier round") || !strings.Contains(out, "309 s") || strings.Count(out, "sim, ") != 8 ||
+		!strings.Contains(out, "1 310 of 63 761 = 2.05 %") {
 		t.Fatalf("sim --designs: exit %d\n%s", code, out)
 	}
 	for _, args := range [][]string{
 		{"--fleet", "20", "--designs"},
 		{"--policy", "pid"},
 		{"--model", "mars"},
+		{"--model", "gke", "--set", "one_zone=maybe"},
 		{"--set", "nope=1"},
 		{"--set", "up_cooldown=soon"},
 		{"--sweep", "up_cooldown=0s", "--designs"},

@@ -3,11 +3,12 @@ package kube
 import "embed"
 
 // Manifests holds the kustomize tree of the reference system: base/ (the
-// published settings of Ramen 0.7.5's autoscaling notes) and
-// overlays/quick, overlays/published. Render it with deploy/render, which
-// sets the namespace and the image's exact tag.
+// published settings of Ramen 0.7.5's autoscaling notes),
+// overlays/quick, overlays/published, and components/canary (the console
+// runs a canary Deployment beside each zone's workers). Render it with
+// deploy/render, which sets the namespace and the image's exact tag.
 //
-//go:embed base overlays
+//go:embed base overlays components
 var Manifests embed.FS
 
 // Names of the objects the harness and the console look up.

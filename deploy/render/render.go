@@ -35,6 +35,9 @@ type Params struct {
 	// Image is the exact reference of the scaleproof-ref image
 	// (scaleproof.local/scaleproof-ref:TAG); never :latest.
 	Image string
+	// Canary adds components/canary: the console gets --canary and runs a
+	// canary Deployment of one replica beside each zone's workers.
+	Canary bool
 }
 
 var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
@@ -85,6 +88,9 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 		"images:\n  - name: " + deploykube.ImageName + "\n    newName: " + p.Image[:i] + "\n    newTag: \"" + p.Image[i+1:] + "\"\n"
 	if p.Namespace != "" {
 		top += "namespace: " + p.Namespace + "\n"
+	}
+	if p.Canary {
+		top += "components:\n  - components/canary\n"
 	}
 	if err := mem.WriteFile(path.Join(root, "kustomization.yaml"), []byte(top)); err != nil {
 		return nil, fmt.Errorf("render: %w", err)

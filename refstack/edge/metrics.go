@@ -24,9 +24,19 @@ const (
 	// sum(max_over_time(scaleproof_edge_inflight_requests{quantile="0.75"}[2m])).
 	MetricInflightRequests = "scaleproof_edge_inflight_requests"
 
+	// MetricWorkerAnswersTotal is a counter, labels group, zone, track,
+	// code: calls a worker answered, by the worker's HTTP status and its
+	// track, TrackCanary for the zone's canary and TrackStable for the
+	// others. The canary's share of a zone's calls is its 2xx over all 2xx.
+	MetricWorkerAnswersTotal = "scaleproof_edge_worker_answers_total"
+
 	LabelGroup = "group"
 	LabelZone  = "zone"
 	LabelCode  = "code"
+	LabelTrack = "track"
+
+	TrackStable = "stable"
+	TrackCanary = "canary"
 )
 
 // InflightMaxAge is the default window MetricInflightRequests' quantiles
@@ -38,6 +48,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	inflight *prometheus.GaugeVec
 	summary  *prometheus.SummaryVec
+	answers  *prometheus.CounterVec
 }
 
 func newMetrics(maxAge time.Duration) *metrics {
@@ -63,7 +74,11 @@ func newMetrics(maxAge time.Duration) *metrics {
 			MaxAge:     maxAge,
 			AgeBuckets: 6,
 		}, []string{LabelGroup, LabelZone}),
+		answers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: MetricWorkerAnswersTotal,
+			Help: "Calls a worker answered, by group, zone, track (stable or canary) and the worker's HTTP status.",
+		}, []string{LabelGroup, LabelZone, LabelTrack, LabelCode}),
 	}
-	m.reg.MustRegister(m.requests, m.inflight, m.summary)
+	m.reg.MustRegister(m.requests, m.inflight, m.summary, m.answers)
 	return m
 }

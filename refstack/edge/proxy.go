@@ -154,6 +154,7 @@ func (e *Edge) forward(w http.ResponseWriter, r *http.Request, b *backend, body 
 		}
 	}
 	defer resp.Body.Close()
+	e.m.answers.WithLabelValues(b.group, b.zone, e.table.track(b), strconv.Itoa(resp.StatusCode)).Inc()
 	for _, h := range copiedResponseHeaders {
 		for _, v := range resp.Header.Values(h) {
 			w.Header().Add(h, v)

@@ -14,8 +14,22 @@ type zoneKey struct{ group, zone string }
 // address), so its in-flight count carries over.
 type backend struct {
 	id, addr   string
+	group      string // its zone, for the metrics; fixed at creation
+	zone       string
+	canary     bool // the zone's canary (fleet.Endpoint.Canary): routed like any worker
 	inflight   int  // calls the edge has in flight to this worker
 	dialFailed bool // a dial failed since the last refresh: skip it
+}
+
+// track is b's track label value (MetricWorkerAnswersTotal): TrackCanary
+// for the zone's canary, TrackStable otherwise.
+func (t *table) track(b *backend) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b.canary {
+		return TrackCanary
+	}
+	return TrackStable
 }
 
 // zoneState is one zone's ready workers in discovery order and the
@@ -39,7 +53,7 @@ func newTable() *table {
 }
 
 // replace installs a new discovery list: only endpoints with Ready are
-// routable. Workers still listed keep their in-flight count; every dial
+// routable, a canary like any other. Workers still listed keep their in-flight count; every dial
 // failure mark is cleared.
 func (t *table) replace(zones []fleet.Zone) {
 	t.mu.Lock()
@@ -66,9 +80,10 @@ func (t *table) replace(zones []fleet.Zone) {
 				b = t.byKey[key]
 			}
 			if b == nil {
-				b = &backend{id: ep.ID, addr: ep.Addr}
+				b = &backend{id: ep.ID, addr: ep.Addr, group: z.Group, zone: z.Zone}
 			}
 			b.dialFailed = false
+			b.canary = ep.Canary
 			byKey[key] = b
 			zs.backends = append(zs.backends, b)
 		}

@@ -33,14 +33,18 @@ type Endpoint struct {
 	Addr    string    `json:"addr"`    // host:port of the worker's HTTP server
 	Ready   bool      `json:"ready"`   // passed its last readiness probe
 	Created time.Time `json:"created"` // process start time
+	// Canary marks the zone's canary worker: another version run beside the
+	// stable workers, taking calls like any of them, not part of Replicas
+	// (a scale never starts, stops or picks it).
+	Canary bool `json:"canary,omitempty"`
 }
 
 // Zone is one group × zone's scale and endpoints.
 type Zone struct {
 	Group     string     `json:"group"`
 	Zone      string     `json:"zone"`
-	Replicas  int        `json:"replicas"` // desired worker processes
-	Endpoints []Endpoint `json:"endpoints"`
+	Replicas  int        `json:"replicas"`  // desired worker processes (stable; a canary is extra)
+	Endpoints []Endpoint `json:"endpoints"` // stable workers and the canary, if any
 }
 
 // ScaleRequest sets a zone's replicas. Victims, in order, are the workers to

@@ -2,7 +2,7 @@ package worker
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Metric names a worker serves on GET /metrics (no labels). The console's
+// Metric names a worker serves on GET /metrics (no labels but MetricInfo's). The console's
 // scraper reads them to make the step policy's decision: a worker is high over 80 %
 // of its limit, low under 30 %, and calls per second come from the change of
 // MetricCallsTotal between two scrapes.
@@ -17,6 +17,9 @@ const (
 	MetricCallsTotal = "scaleproof_worker_calls_total"
 	// MetricRefusedTotal is a counter: POST /mcp refused with 429 at the limit.
 	MetricRefusedTotal = "scaleproof_worker_refused_total"
+	// MetricInfo is a gauge, always 1, with one label, version: the
+	// worker's Config.Version ("stable", or e.g. "canary").
+	MetricInfo = "scaleproof_worker_info"
 )
 
 func (w *Worker) initMetrics() {
@@ -27,7 +30,13 @@ func (w *Worker) initMetrics() {
 	w.refused = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: MetricRefusedTotal, Help: "POST /mcp calls refused with 429 at the in-flight limit.",
 	})
+	info := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: MetricInfo, Help: "Always 1; the version label names the worker's version (stable, canary).",
+		ConstLabels: prometheus.Labels{"version": w.version},
+	})
+	info.Set(1)
 	w.reg.MustRegister(
+		info,
 		w.calls,
 		w.refused,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

@@ -36,12 +36,18 @@ const (
 	ToolName = "work"
 	// RetryAfterSeconds is the Retry-After of a 429 at the in-flight limit.
 	RetryAfterSeconds = 1
+	// DefaultVersion is the version of a stable worker (Config.Version).
+	DefaultVersion = "stable"
 )
 
 // Config configures a Worker. The zero value is usable: every field has a default.
 type Config struct {
 	// ID names the worker in results, errors and logs; default hostname-pid.
 	ID string
+	// Version names the build or configuration this worker runs, served as
+	// the version label of MetricInfo: DefaultVersion for the stable
+	// workers, e.g. "canary" for a zone's canary. "" means DefaultVersion.
+	Version string
 	// MaxInflight is the in-flight limit: admitted POST /mcp at once.
 	// <= 0 means DefaultMaxInflight.
 	MaxInflight int
@@ -63,6 +69,7 @@ type Config struct {
 // Worker is one worker process's HTTP surface. Create it with New.
 type Worker struct {
 	id      string
+	version string
 	limit   int
 	work    time.Duration
 	readyAt time.Time
@@ -83,15 +90,19 @@ type Worker struct {
 // New returns a worker configured by cfg (defaults filled in).
 func New(cfg Config) *Worker {
 	w := &Worker{
-		id:    cfg.ID,
-		limit: cfg.MaxInflight,
-		work:  cfg.Work,
-		now:   cfg.Now,
-		wait:  cfg.Wait,
-		log:   cfg.Logger,
+		id:      cfg.ID,
+		version: cfg.Version,
+		limit:   cfg.MaxInflight,
+		work:    cfg.Work,
+		now:     cfg.Now,
+		wait:    cfg.Wait,
+		log:     cfg.Logger,
 	}
 	if w.id == "" {
 		w.id = DefaultID()
+	}
+	if w.version == "" {
+		w.version = DefaultVersion
 	}
 	if w.limit <= 0 {
 		w.limit = DefaultMaxInflight
@@ -145,6 +156,9 @@ func (w *Worker) Handler() http.Handler { return w.handler }
 
 // ID is the worker's name.
 func (w *Worker) ID() string { return w.id }
+
+// Version returns the worker's version (Config.Version).
+func (w *Worker) Version() string { return w.version }
 
 // Limit is the in-flight limit.
 func (w *Worker) Limit() int { return w.limit }

@@ -39,6 +39,16 @@ type Zone struct {
 	// LastScale is the last decision that changed the count (nil when the
 	// console does not say).
 	LastScale *Decision `json:"last_scale,omitempty"`
+	// Workers lists the zone's workers as the console last saw them (admins
+	// only; nil when the console does not say), the canary marked.
+	Workers []Worker `json:"workers,omitempty"`
+}
+
+// Worker is one worker of a zone in GET workers.
+type Worker struct {
+	ID     string `json:"id"`
+	Canary bool   `json:"canary"` // the zone's canary: capacity, not part of the count
+	Ready  bool   `json:"ready"`
 }
 
 // Update is the PUT body; nil fields are left out.

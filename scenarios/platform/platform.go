@@ -42,6 +42,11 @@ type Endpoints struct {
 	// edge's in-flight summary, the console's zone gauges); "" when none.
 	// The spike scenario reads hpa zones' signal from it.
 	PrometheusURL string
+	// Canary: every zone runs a canary worker beside its stable workers
+	// (the reference system's --canary), and the edge's /metrics counts
+	// each track's answers (scaleproof_edge_worker_answers_total), from
+	// which the scenarios report the canary's share of calls.
+	Canary bool
 }
 
 // Platform brings the system under test up and down.
@@ -128,6 +133,9 @@ type Worker struct {
 	// GET /metrics); "" when the platform cannot reach workers directly.
 	Addr  string `json:"addr,omitempty"`
 	Ready bool   `json:"ready"`
+	// Canary marks the zone's canary worker (Endpoints.Canary): beside
+	// the count's workers, not one of them.
+	Canary bool `json:"canary,omitempty"`
 }
 
 // Part names a part of the system under test a fault action restarts.

@@ -139,6 +139,7 @@ type Fleet struct {
 
 	mu           sync.Mutex
 	zones        map[string][]*Worker
+	canaries     map[string]*Worker // the zone's canary, not part of its replicas
 	byID         map[string]*Worker
 	seq          int
 	scales       []ScaleCall
@@ -156,7 +157,24 @@ var (
 
 // NewFleet returns an empty fleet whose workers are created at clock's time.
 func NewFleet(clock controller.Clock) *Fleet {
-	return &Fleet{clock: clock, zones: map[string][]*Worker{}, byID: map[string]*Worker{}, record: true}
+	return &Fleet{clock: clock, zones: map[string][]*Worker{}, canaries: map[string]*Worker{}, byID: map[string]*Worker{}, record: true}
+}
+
+// AddCanary gives the zone a canary worker, ready with limit 32, listed
+// after the stable ones: Scale never counts, adds or removes it. It returns
+// the canary's ID.
+func (f *Fleet) AddCanary(group, zone string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.seq++
+	w := &Worker{
+		Endpoint: fleet.Endpoint{ID: fmt.Sprintf("%s-%s-canary-%d", group, zone, f.seq), Addr: fmt.Sprintf("fake:%d", f.seq),
+			Ready: true, Created: f.clock.Now(), Canary: true},
+		Limit: DefaultLimit,
+	}
+	f.byID[w.Endpoint.ID] = w
+	f.canaries[zkey(group, zone)] = w
+	return w.Endpoint.ID
 }
 
 // DefaultLimit is the in-flight limit of a new fake worker (RAMEN_MAX_INFLIGHT).
@@ -243,9 +261,12 @@ func (f *Fleet) Endpoints(_ context.Context, group, zone string) ([]fleet.Endpoi
 		return nil, f.discoveryErr
 	}
 	ws := f.zones[zkey(group, zone)]
-	out := make([]fleet.Endpoint, len(ws))
+	out := make([]fleet.Endpoint, len(ws), len(ws)+1)
 	for i, w := range ws {
 		out[i] = w.Endpoint
+	}
+	if c := f.canaries[zkey(group, zone)]; c != nil {
+		out = append(out, c.Endpoint)
 	}
 	return out, nil
 }
@@ -273,12 +294,16 @@ func (f *Fleet) Scrape(ctx context.Context, ep fleet.Endpoint) (autoscaler.Worke
 	return s, nil
 }
 
-// Update calls fn on each worker of the zone (to set load, readiness, ...).
+// Update calls fn on each worker of the zone, its canary last (to set
+// load, readiness, ...).
 func (f *Fleet) Update(group, zone string, fn func(w *Worker)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, w := range f.zones[zkey(group, zone)] {
 		fn(w)
+	}
+	if c := f.canaries[zkey(group, zone)]; c != nil {
+		fn(c)
 	}
 }
 
@@ -291,7 +316,7 @@ func (f *Fleet) SetLoad(group, zone string, inFlight int, callsDelta uint64) {
 	})
 }
 
-// Replicas returns how many workers the zone runs.
+// Replicas returns how many stable workers the zone runs (its canary apart).
 func (f *Fleet) Replicas(group, zone string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -36,6 +36,11 @@ const (
 	LabelZone       = "scaleproof.dev/zone"
 	LabelComponent  = "app.kubernetes.io/component"
 	ComponentWorker = "worker"
+	// LabelTrack marks a zone's canary pods and Deployment (TrackCanary).
+	// The Service selects on the other labels, so the canary's pods are
+	// endpoints of the zone like the stable ones.
+	LabelTrack  = "scaleproof.dev/track"
+	TrackCanary = "canary"
 
 	// AnnotationDeletionCost is read by the ReplicaSet controller: among the
 	// pods it may remove, the lowest cost goes first.
@@ -100,11 +105,20 @@ type Target struct {
 	ns       string
 	log      *slog.Logger
 	template string // the worker PodTemplate; "" creates nothing
+	canary   bool   // WithCanary: each zone also runs a canary Deployment
 
 	mu sync.Mutex
-	// created caches pod creation times per Service name, then per pod UID;
-	// each listing replaces its Service's entry with the pods it saw.
-	created map[string]map[types.UID]time.Time
+	// created caches pod creation times (and whether the pod is a canary)
+	// per Service name, then per pod UID; each listing replaces its
+	// Service's entry with the pods it saw.
+	created map[string]map[types.UID]podInfo
+}
+
+// podInfo is what discovery keeps of a pod: its creation time and whether
+// it is the zone's canary (LabelTrack).
+type podInfo struct {
+	at     time.Time
+	canary bool
 }
 
 var (
@@ -126,7 +140,7 @@ func New(client kubernetes.Interface, namespace string, opts ...Option) *Target 
 		client:  client,
 		ns:      namespace,
 		log:     slog.New(slog.DiscardHandler),
-		created: make(map[string]map[types.UID]time.Time),
+		created: make(map[string]map[types.UID]podInfo),
 	}
 	for _, o := range opts {
 		o(t)
@@ -163,6 +177,11 @@ func (t *Target) Scale(ctx context.Context, group, zone string, replicas int, vi
 	}
 	if err := checkLabels(dep.Labels, group, zone); err != nil {
 		return fmt.Errorf("kube: deployment %s/%s: %w", t.ns, name, err)
+	}
+	if replicas > 0 {
+		if err := t.ensureCanary(ctx, group, zone, dep); err != nil {
+			return err
+		}
 	}
 
 	var marked []string
@@ -213,9 +232,9 @@ func (t *Target) markVictims(ctx context.Context, group, zone string, n int, vic
 		if err != nil {
 			return marked, fmt.Errorf("kube: get victim pod %s/%s: %w", t.ns, v, err)
 		}
-		if checkLabels(pod.Labels, group, zone) != nil || pod.DeletionTimestamp != nil {
+		if checkLabels(pod.Labels, group, zone) != nil || pod.DeletionTimestamp != nil || pod.Labels[LabelTrack] == TrackCanary {
 			t.log.Info("scale-in victim skipped", "group", group, "zone", zone, "pod", v,
-				"terminating", pod.DeletionTimestamp != nil)
+				"terminating", pod.DeletionTimestamp != nil, "canary", pod.Labels[LabelTrack] == TrackCanary)
 			continue
 		}
 		if _, err := t.client.CoreV1().Pods(t.ns).Patch(ctx, v, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
@@ -301,7 +320,7 @@ func (t *Target) endpoints(ctx context.Context, name string, ss []discoveryv1.En
 		return cmp.Or(cmp.Compare(familyRank(a.AddressType), familyRank(b.AddressType)), strings.Compare(a.Name, b.Name))
 	})
 	seen := map[string]bool{}
-	created := map[types.UID]time.Time{}
+	created := map[types.UID]podInfo{}
 	var out []fleet.Endpoint
 	for _, s := range ss {
 		port, ok := httpPort(s.Ports)
@@ -316,7 +335,7 @@ func (t *Target) endpoints(ctx context.Context, name string, ss []discoveryv1.En
 			if ref == nil || ref.Kind != "Pod" || ref.Name == "" || len(e.Addresses) == 0 || seen[ref.Name] {
 				continue
 			}
-			at, err := t.podCreated(ctx, name, ref)
+			info, err := t.podCreated(ctx, name, ref)
 			if apierrors.IsNotFound(err) {
 				continue
 			}
@@ -324,12 +343,13 @@ func (t *Target) endpoints(ctx context.Context, name string, ss []discoveryv1.En
 				return nil, err
 			}
 			seen[ref.Name] = true
-			created[ref.UID] = at
+			created[ref.UID] = info
 			out = append(out, fleet.Endpoint{
 				ID:      ref.Name,
 				Addr:    net.JoinHostPort(e.Addresses[0], strconv.Itoa(int(port))),
 				Ready:   e.Conditions.Ready == nil || *e.Conditions.Ready,
-				Created: at,
+				Created: info.at,
+				Canary:  info.canary,
 			})
 		}
 	}
@@ -340,27 +360,27 @@ func (t *Target) endpoints(ctx context.Context, name string, ss []discoveryv1.En
 	return out, nil
 }
 
-// podCreated returns the creation time of the pod ref points to, from the
-// cache of Service name when the UID is known there.
-func (t *Target) podCreated(ctx context.Context, name string, ref *corev1.ObjectReference) (time.Time, error) {
+// podCreated returns the creation time of the pod ref points to and whether
+// it is a canary, from the cache of Service name when the UID is known there.
+func (t *Target) podCreated(ctx context.Context, name string, ref *corev1.ObjectReference) (podInfo, error) {
 	t.mu.Lock()
-	at, ok := t.created[name][ref.UID]
+	info, ok := t.created[name][ref.UID]
 	t.mu.Unlock()
 	if ok && ref.UID != "" {
-		return at, nil
+		return info, nil
 	}
 	pod, err := t.client.CoreV1().Pods(t.ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return time.Time{}, err
+			return podInfo{}, err
 		}
-		return time.Time{}, fmt.Errorf("kube: get pod %s/%s of service %s: %w", t.ns, ref.Name, name, err)
+		return podInfo{}, fmt.Errorf("kube: get pod %s/%s of service %s: %w", t.ns, ref.Name, name, err)
 	}
 	if ref.UID != "" && pod.UID != ref.UID {
 		// A new pod with the old name: the endpoint is stale.
-		return time.Time{}, apierrors.NewNotFound(corev1.Resource("pods"), ref.Name)
+		return podInfo{}, apierrors.NewNotFound(corev1.Resource("pods"), ref.Name)
 	}
-	return pod.CreationTimestamp.Time, nil
+	return podInfo{at: pod.CreationTimestamp.Time, canary: pod.Labels[LabelTrack] == TrackCanary}, nil
 }
 
 func httpPort(ports []discoveryv1.EndpointPort) (int32, bool) {

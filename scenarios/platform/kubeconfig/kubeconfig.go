@@ -55,6 +55,10 @@ type Config struct {
 	Image string
 	// Group is the group the scenarios use (its admin key is made).
 	Group string
+	// Canary deploys the canary worker template and has the console run a
+	// canary Deployment (one replica, version canary) beside each zone's
+	// workers (deploy/render Params.Canary).
+	Canary bool
 	// NodeHost, when set, is the address the NodePorts are reached on from
 	// here (kind: 127.0.0.1), at ConsoleHostPort and EdgeHostPort (the host
 	// ports mapped to the console's and the edge's NodePorts). Otherwise Up
@@ -123,7 +127,7 @@ func New(cfg Config) (*Platform, error) {
 			}
 		}
 	}
-	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image}); err != nil {
+	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary}); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

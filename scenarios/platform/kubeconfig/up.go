@@ -39,7 +39,7 @@ func randKey(prefix string) string {
 // endpoints.
 func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 	c := p.cfg
-	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image})
+	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary})
 	if err != nil {
 		return platform.Endpoints{}, err
 	}
@@ -76,7 +76,7 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 		}
 	}
 	p.Timings.Ready = time.Since(start)
-	ep := platform.Endpoints{ConsoleURL: consoleURL, EdgeURL: edgeURL, Group: c.Group, Keys: keys}
+	ep := platform.Endpoints{ConsoleURL: consoleURL, EdgeURL: edgeURL, Group: c.Group, Keys: keys, Canary: c.Canary}
 	p.mu.Lock()
 	p.endpoints = ep
 	p.mu.Unlock()

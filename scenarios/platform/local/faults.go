@@ -21,7 +21,7 @@ func (l *Local) Workers(_ context.Context, group, zone string) ([]platform.Worke
 	z := l.fleet.Zone(group, zone)
 	out := make([]platform.Worker, 0, len(z.Endpoints))
 	for _, ep := range z.Endpoints {
-		out = append(out, platform.Worker{ID: ep.ID, Addr: ep.Addr, Ready: ep.Ready})
+		out = append(out, platform.Worker{ID: ep.ID, Addr: ep.Addr, Ready: ep.Ready, Canary: ep.Canary})
 	}
 	return out, nil
 }

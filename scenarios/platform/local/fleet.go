@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/scaleproof/scaleproof/refstack/fleet"
@@ -33,7 +34,17 @@ type WorkerSpec struct {
 	DrainDelay time.Duration
 	StartWait  time.Duration // how long a process may take to announce its address
 	Faults     string        // the workers' --fault value ("" none)
+	// Canary: every zone scaled to one or more workers also runs a canary
+	// worker beside them (the same binary with --version canary, listed
+	// with fleet.Endpoint.Canary), as a cluster runs a zone's canary
+	// Deployment of one replica beside its stable one. It is not part of
+	// the replicas: a scale never stops or picks it; it is replaced when it
+	// exits and stopped when the zone is scaled to 0.
+	Canary bool
 }
+
+// CanaryVersion is the --version of a zone's canary worker.
+const CanaryVersion = "canary"
 
 // Fleet is the local platform's stand-in for Kubernetes: it owns the worker
 // processes of every group × zone (the Deployment/ReplicaSet), serves their
@@ -60,13 +71,24 @@ type zoneProcs struct {
 	replicas    int
 	workers     []*worker // listed endpoints, oldest first
 	pending     int       // starts under way
+	canary      *worker   // the zone's canary (WorkerSpec.Canary), listed after the workers
+	canaryStart bool      // the canary's start is under way
+}
+
+// all is the zone's listed workers, the canary last.
+func (zp *zoneProcs) all() []*worker {
+	if zp.canary == nil {
+		return zp.workers
+	}
+	return append(slices.Clip(zp.workers), zp.canary)
 }
 
 type worker struct {
-	id    string
-	p     *proc
-	ready bool
-	fails int // failed readiness probes in a row
+	id     string
+	p      *proc
+	ready  bool
+	fails  int  // failed readiness probes in a row
+	canary bool // the zone's canary
 }
 
 // NewFleet returns a fleet that starts workers per spec and probes readiness
@@ -137,7 +159,28 @@ func (f *Fleet) Scale(group, zone string, replicas int, victims []string) (fleet
 	}
 	zp.replicas = replicas
 	f.reconcileLocked(zp, victims)
+	f.reconcileCanaryLocked(zp)
 	return f.zoneLocked(zp), nil
+}
+
+// reconcileCanaryLocked starts the zone's canary when it should run one
+// (WorkerSpec.Canary and replicas >= 1) and has none, and stops it when it
+// should not.
+func (f *Fleet) reconcileCanaryLocked(zp *zoneProcs) {
+	want := f.spec.Canary && zp.replicas > 0 && !f.closing
+	switch {
+	case want && zp.canary == nil && !zp.canaryStart:
+		f.seq++
+		zp.canaryStart = true
+		f.wg.Add(1)
+		go f.startWorker(zp, fmt.Sprintf("%s-%s-canary%d", zp.group, zp.zone, f.seq), true)
+	case !want && zp.canary != nil:
+		w := zp.canary
+		zp.canary = nil
+		f.sdChangedLocked()
+		f.wg.Add(1)
+		go f.stopWorker(w)
+	}
 }
 
 // reconcileLocked starts or stops workers so listed + pending == replicas.
@@ -148,7 +191,7 @@ func (f *Fleet) reconcileLocked(zp *zoneProcs, victims []string) {
 		id := fmt.Sprintf("%s-%s-w%d", zp.group, zp.zone, f.seq)
 		zp.pending++
 		f.wg.Add(1)
-		go f.startWorker(zp, id)
+		go f.startWorker(zp, id, false)
 	}
 	if have <= zp.replicas || len(zp.workers) == 0 {
 		return
@@ -176,7 +219,7 @@ func (f *Fleet) reconcileLocked(zp *zoneProcs, victims []string) {
 	f.sdChangedLocked()
 }
 
-func (f *Fleet) startWorker(zp *zoneProcs, id string) {
+func (f *Fleet) startWorker(zp *zoneProcs, id string, canary bool) {
 	defer f.wg.Done()
 	s := f.spec
 	args := []string{"worker", "--listen", "127.0.0.1:0", "--id", id,
@@ -185,9 +228,16 @@ func (f *Fleet) startWorker(zp *zoneProcs, id string) {
 	if s.Faults != "" {
 		args = append(args, "--fault", s.Faults)
 	}
+	if canary {
+		args = append(args, "--version", CanaryVersion)
+	}
 	p, err := startProc(context.Background(), s.Bin, s.LogDir, id, args, nil, s.StartWait)
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if canary {
+		f.canaryStartedLocked(zp, id, p, err)
+		return
+	}
 	zp.pending--
 	if err != nil {
 		f.log.Error("worker start failed", "worker", id, "err", err)
@@ -207,12 +257,43 @@ func (f *Fleet) startWorker(zp *zoneProcs, id string) {
 	go f.watchExit(zp, w)
 }
 
+// canaryStartedLocked lists the zone's new canary, or stops it when the
+// zone no longer wants one.
+func (f *Fleet) canaryStartedLocked(zp *zoneProcs, id string, p *proc, err error) {
+	zp.canaryStart = false
+	if err != nil {
+		f.log.Error("canary start failed", "worker", id, "err", err)
+		return
+	}
+	w := &worker{id: id, p: p, canary: true}
+	if f.closing || !f.spec.Canary || zp.replicas == 0 || zp.canary != nil {
+		f.wg.Add(1)
+		go f.stopWorker(w)
+		return
+	}
+	zp.canary = w
+	f.sdChangedLocked()
+	f.log.Info("canary started", "worker", id, "addr", p.addr, "version", CanaryVersion)
+	f.wg.Add(1)
+	go f.watchExit(zp, w)
+}
+
 // watchExit replaces a worker that exits while still listed (a crash).
 func (f *Fleet) watchExit(zp *zoneProcs, w *worker) {
 	defer f.wg.Done()
 	<-w.p.done
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if w.canary {
+		if zp.canary != w {
+			return // stopped on purpose
+		}
+		zp.canary = nil
+		f.sdChangedLocked()
+		f.log.Warn("canary exited on its own; replacing it", "worker", w.id, "err", fmt.Sprint(w.p.exitErr))
+		f.reconcileCanaryLocked(zp)
+		return
+	}
 	if !slices.Contains(zp.workers, w) {
 		return // removed on purpose
 	}
@@ -265,9 +346,9 @@ func (f *Fleet) All() []fleet.Zone {
 }
 
 func (f *Fleet) zoneLocked(zp *zoneProcs) fleet.Zone {
-	z := fleet.Zone{Group: zp.group, Zone: zp.zone, Replicas: zp.replicas, Endpoints: make([]fleet.Endpoint, 0, len(zp.workers))}
-	for _, w := range zp.workers {
-		z.Endpoints = append(z.Endpoints, fleet.Endpoint{ID: w.id, Addr: w.p.addr, Ready: w.ready, Created: w.p.created})
+	z := fleet.Zone{Group: zp.group, Zone: zp.zone, Replicas: zp.replicas, Endpoints: make([]fleet.Endpoint, 0, len(zp.workers)+1)}
+	for _, w := range zp.all() {
+		z.Endpoints = append(z.Endpoints, fleet.Endpoint{ID: w.id, Addr: w.p.addr, Ready: w.ready, Created: w.p.created, Canary: w.canary})
 	}
 	return z
 }
@@ -290,7 +371,7 @@ func (f *Fleet) probeOnce(ctx context.Context) {
 	f.mu.Lock()
 	var ws []*worker
 	for _, zp := range f.zones {
-		ws = append(ws, zp.workers...)
+		ws = append(ws, zp.all()...)
 	}
 	f.mu.Unlock()
 	var wg sync.WaitGroup
@@ -344,12 +425,21 @@ func (f *Fleet) ready(ctx context.Context, addr string) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
+// Signal sends sig to the listed worker (or canary) id.
+func (f *Fleet) Signal(id string, sig syscall.Signal) error {
+	w := f.worker(id)
+	if w == nil {
+		return fmt.Errorf("local: no worker %q", id)
+	}
+	return w.p.signal(sig)
+}
+
 // Worker finds a listed worker's process by ID (fault tests).
 func (f *Fleet) worker(id string) *worker {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, zp := range f.zones {
-		for _, w := range zp.workers {
+		for _, w := range zp.all() {
 			if w.id == id {
 				return w
 			}
@@ -363,7 +453,7 @@ func (f *Fleet) Close() {
 	f.mu.Lock()
 	f.closing = true
 	for _, zp := range f.zones {
-		for _, w := range zp.workers {
+		for _, w := range zp.all() {
 			f.wg.Add(1)
 			go func(w *worker) {
 				defer f.wg.Done()
@@ -372,7 +462,7 @@ func (f *Fleet) Close() {
 				}
 			}(w)
 		}
-		zp.workers = nil
+		zp.workers, zp.canary = nil, nil
 	}
 	f.mu.Unlock()
 	f.wg.Wait()

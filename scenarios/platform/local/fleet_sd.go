@@ -76,9 +76,12 @@ func (f *Fleet) sdChangedLocked() {
 	var groups []promserver.TargetGroup
 	for _, k := range slices.Sorted(maps.Keys(f.zones)) {
 		zp := f.zones[k]
-		for _, w := range zp.workers {
-			groups = append(groups, promserver.TargetGroup{Targets: []string{w.p.addr}, Labels: map[string]string{
-				"component": "worker", "group": zp.group, "zone": zp.zone, "worker": w.id}})
+		for _, w := range zp.all() {
+			labels := map[string]string{"component": "worker", "group": zp.group, "zone": zp.zone, "worker": w.id}
+			if w.canary {
+				labels["track"] = CanaryVersion
+			}
+			groups = append(groups, promserver.TargetGroup{Targets: []string{w.p.addr}, Labels: labels})
 		}
 	}
 	f.sd.setWorkers(groups)

@@ -180,7 +180,7 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	l.mu.Lock()
 	l.edge = edge
 	l.endpoints = platform.Endpoints{ConsoleURL: "http://" + l.console.addr, EdgeURL: "http://" + edge.addr, Group: c.Group, Keys: l.keys,
-		PrometheusURL: l.promURL}
+		PrometheusURL: l.promURL, Canary: c.Worker.Canary}
 	l.mu.Unlock()
 	l.announceTarget("edge", edge.addr)
 	for _, u := range []string{l.endpoints.ConsoleURL, l.endpoints.EdgeURL} {
