@@ -338,8 +338,8 @@ func writeShardsSummary(w io.Writer, r scenarios.LoadShards) {
 			fmt.Fprintf(w, "    ✗ shard %d  %s  died: %s\n", f.Index, f.Pod, f.Why)
 		default:
 			fmt.Fprintf(w, "    ✓ shard %d  %s  %s: %d iterations, p95 %s, started %+.1f s\n", f.Index, f.Pod, f.State, f.Completed,
-				f.P95.Round(100*time.Microsecond), f.StartOffset.Seconds())
+				f.P95.Round(10*time.Microsecond), f.StartOffset.Seconds())
 		}
 	}
-	fmt.Fprintf(w, "    %s\n", r.Detail)
+	fmt.Fprintf(w, "    %s\n", load.ShardsSum(r.Detail))
 }

@@ -142,25 +142,42 @@ func JudgeShards(fates []ShardFate, merged *Metrics) (ok bool, detail string) {
 			totals[c] += n
 		}
 		parts = append(parts, fmt.Sprint(f.Completed))
-		p95s = append(p95s, f.P95.Round(100*time.Microsecond).String())
+		p95s = append(p95s, roundLatency(f.P95).String())
 	}
 	ok = len(dead) == 0 && len(fates) > 0
 	sumOK := merged.Started() == started && merged.Completed() == completed && maps.Equal(nonZero(merged.Totals()), nonZero(totals))
 	if !sumOK {
 		ok = false
 	}
-	var b strings.Builder
-	for _, d := range dead {
-		b.WriteString(d + "; ")
-	}
 	eq := "="
 	if !sumOK {
 		eq = "≠ (merge error)"
 	}
-	fmt.Fprintf(&b, "%d of %d shards reported; calls merged %d %s %s; p95 merged %s, by shard %s",
+	sum := fmt.Sprintf("%d of %d shards reported; calls merged %d %s %s; p95 merged %s, by shard %s",
 		reported, len(fates), merged.Completed(), eq, strings.Join(parts, " + "),
-		merged.Latencies().P95.Round(100*time.Microsecond), strings.Join(p95s, " / "))
-	return ok, b.String()
+		roundLatency(merged.Latencies().P95), strings.Join(p95s, " / "))
+	return ok, strings.Join(append(dead, sum), "; ")
+}
+
+// ShardsSum is the last part of JudgeShards' detail: the merged-vs-sum
+// figures without the dead shards' lines.
+func ShardsSum(detail string) string {
+	if i := strings.LastIndex(detail, "; "); i >= 0 && strings.Contains(detail[:i], " died: ") {
+		if j := strings.Index(detail, " shards reported; "); j >= 0 {
+			if k := strings.LastIndex(detail[:j], "; "); k >= 0 {
+				return detail[k+2:]
+			}
+		}
+	}
+	return detail
+}
+
+// roundLatency keeps three significant figures or so: 480µs, 12.34ms, 246.4ms.
+func roundLatency(d time.Duration) time.Duration {
+	if d < 100*time.Millisecond {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(100 * time.Microsecond)
 }
 
 func nonZero(m map[Class]int64) map[Class]int64 {

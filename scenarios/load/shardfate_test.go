@@ -56,6 +56,9 @@ func TestCollectAndJudgeShards(t *testing.T) {
 		if ok {
 			t.Error("a load with dead shards judged ok")
 		}
+		if sum := ShardsSum(detail); !strings.HasPrefix(sum, "1 of 3 shards reported; calls merged") || strings.Contains(sum, "died") {
+			t.Errorf("ShardsSum(%q) = %q", detail, sum)
+		}
 	})
 	t.Run("no result, no output", func(t *testing.T) {
 		outs := []ShardOutput{{Index: 0, Pod: "p0", Log: []byte("panic: boom\ngoroutine 1 [running]:\n")}, {Index: 7, Pod: "stray"}}

@@ -155,6 +155,14 @@ func (r *shardRunner) run(ctx context.Context, job platform.ShardJob) ([]platfor
 		}
 	}
 	r.log.Info("load shards: job ended", "job", job.Name, "state", last)
+	defer func() { // a pod that cannot start stays Pending until the Job's deadline: end it
+		for _, o := range out {
+			if strings.Contains(o.Failure, " cannot start: ") {
+				r.deleteJob(ctx, job.Name)
+				return
+			}
+		}
+	}()
 	for i := range out {
 		if out[i].Pod == "" {
 			continue
@@ -324,8 +332,13 @@ func (r *shardRunner) giveUp(ctx context.Context, name string, out []platform.Sh
 		}
 		out[i].Failure = why + " (" + state + ")"
 	}
+	r.deleteJob(ctx, name)
+}
+
+// deleteJob deletes the Job and, in the background, its pods.
+func (r *shardRunner) deleteJob(ctx context.Context, name string) {
 	bg := metav1.DeletePropagationBackground
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := r.kc.BatchV1().Jobs(r.ns).Delete(dctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 		r.log.Warn("load shards: delete job", "job", name, "err", err)
