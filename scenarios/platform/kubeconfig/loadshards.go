@@ -302,6 +302,13 @@ func (r *shardRunner) look(ctx context.Context, name string, out []platform.Shar
 		}
 	}
 	if j, err := r.kc.BatchV1().Jobs(r.ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+		if j.Status.FailedIndexes != nil { // an index whose pod is gone (deleted, evicted) with no other look at it
+			for _, i := range parseIndexes(*j.Status.FailedIndexes) {
+				if i >= 0 && i < len(done) && !done[i] && !slices.ContainsFunc(pods.Items, func(po corev1.Pod) bool { return podIndex(&po) == i }) {
+					done[i], out[i].Failure = true, "the Job marked it failed and its pod is gone (deleted or evicted)"
+				}
+			}
+		}
 		for _, c := range j.Status.Conditions {
 			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue && c.Reason == batchv1.JobReasonDeadlineExceeded {
 				for i := range done {
@@ -395,4 +402,27 @@ func podState(p *corev1.Pod) string {
 		}
 	}
 	return s
+}
+
+// parseIndexes reads a Job's index list ("1,3-5,7"); what does not parse is
+// left out.
+func parseIndexes(s string) []int {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a || b-a > 100_000 {
+				continue
+			}
+		}
+		for i := a; i <= b; i++ {
+			out = append(out, i)
+		}
+	}
+	return out
 }

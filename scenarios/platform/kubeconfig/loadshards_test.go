@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -198,5 +199,41 @@ func TestShardEdgeURL(t *testing.T) {
 	}
 	if _, err := shardEdgeURL(context.Background(), fake.NewClientset(), testNS); err == nil {
 		t.Error("no Service: no error")
+	}
+}
+
+func TestParseIndexes(t *testing.T) {
+	for in, want := range map[string][]int{"": nil, "1": {1}, "1,3-5,7": {1, 3, 4, 5, 7}, "x,2": {2}, "5-3": nil} {
+		if got := parseIndexes(in); !slices.Equal(got, want) {
+			t.Errorf("parseIndexes(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestRunLoadShardsPodGone: a shard whose pod was deleted (the Job marks
+// its index failed, no pod is left) is reported, not waited for.
+func TestRunLoadShardsPodGone(t *testing.T) {
+	kc := fake.NewClientset()
+	r := &shardRunner{kc: kc, ns: testNS, image: testImg, poll: 10 * time.Millisecond,
+		logs: func(context.Context, string) ([]byte, error) { return nil, nil }}
+	const name = "load-g"
+	go func() {
+		waitJob(t, kc, name)
+		_, _ = kc.CoreV1().Pods(testNS).Create(context.Background(), shardPod(name, 0, succeeded), metav1.CreateOptions{})
+		j, err := kc.BatchV1().Jobs(testNS).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		failed := "1"
+		j.Status.FailedIndexes = &failed
+		_, _ = kc.BatchV1().Jobs(testNS).UpdateStatus(context.Background(), j, metav1.UpdateOptions{})
+	}()
+	out, err := r.run(context.Background(), platform.ShardJob{Name: name, Shards: 2, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Failure != "" || !strings.Contains(out[1].Failure, "its pod is gone") {
+		t.Errorf("outputs %+v", out)
 	}
 }
