@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -171,6 +172,9 @@ func (r *shardRunner) run(ctx context.Context, job platform.ShardJob) ([]platfor
 		if err != nil {
 			if out[i].Failure == "" {
 				out[i].Failure = fmt.Sprintf("log of pod %s not read: %v", out[i].Pod, err)
+				if apierrors.IsNotFound(err) {
+					out[i].Failure = fmt.Sprintf("pod %s is gone (deleted or evicted) before its log was read", out[i].Pod)
+				}
 			}
 			continue
 		}
