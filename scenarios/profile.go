@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/load"
 )
 
 // Profile is the settings of one run: the system's (scheduler, cooldowns,
@@ -135,6 +137,9 @@ func (p Profile) Validate() error {
 	var errs []string
 	if p.VUs < 1 {
 		errs = append(errs, "vus must be >= 1")
+	}
+	if p.VUs > load.VULimit {
+		errs = append(errs, fmt.Sprintf("vus must be <= %d (the load engine's limit)", load.VULimit))
 	}
 	if p.Max < 2 {
 		errs = append(errs, "max must be >= 2 (the sustained scenario scales from 1 to max)")

@@ -46,6 +46,7 @@ func TestProfileValidate(t *testing.T) {
 		wants string
 	}{
 		{"no VUs", func(p *Profile) { p.VUs = 0 }, "vus"},
+		{"more VUs than the engine runs", func(p *Profile) { p.VUs = 10_000_000 }, "vus must be <= 100000"},
 		{"max 1 cannot scale", func(p *Profile) { p.Max = 1 }, "max"},
 		{"zero scheduler", func(p *Profile) { p.SchedulerInterval = 0 }, "intervals"},
 		{"zero timeouts", func(p *Profile) { p.UpTimeout = 0 }, "timeouts"},

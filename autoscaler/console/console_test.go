@@ -307,6 +307,24 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// A value of the wrong type is answered in a person's words, because the
+// pages show the API's message as it is.
+func TestWrongTypeMessages(t *testing.T) {
+	r := newRig(t)
+	for _, tc := range []struct{ body, want string }{
+		{`{"count": "abc"}`, "field count: want a whole number, got text"},
+		{`{"count": 1.5}`, "field count: want a whole number, got 1.5 (not a whole number, or out of range)"},
+		{`{"count": 100000000000000000000000}`, "field count: want a whole number, got 100000000000000000000000 (not a whole number, or out of range)"},
+		{`{"max_count": true}`, "field max_count: want a whole number, got true or false"},
+		{`{"count": [1]}`, "field count: want a whole number, got a list"},
+	} {
+		code, m := r.do(t, "ga", "PUT", workers, tc.body)
+		if got, _ := m["error"].(string); code != 400 || got != tc.want {
+			t.Errorf("%s: %d %q, want 400 %q", tc.body, code, got, tc.want)
+		}
+	}
+}
+
 func TestInvalidValues(t *testing.T) {
 	r := newRig(t)
 	for _, tc := range []struct {

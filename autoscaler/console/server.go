@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -293,6 +294,52 @@ func badBodyStatus(err error) int {
 	return http.StatusBadRequest
 }
 
+// typeWords names a Go type as a person typing a value would: int is "a
+// whole number", float64 "a number".
+func typeWords(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "text"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// valueWords is encoding/json's UnmarshalTypeError.Value ("string",
+// "number 1e400", "bool", "array", "object") in words: a number that does
+// not fit is "number X (not a whole number, or out of range)".
+func valueWords(v string) string {
+	switch {
+	case v == "string":
+		return "text"
+	case v == "bool":
+		return "true or false"
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "an object"
+	case strings.HasPrefix(v, "number"):
+		if n := strings.TrimSpace(strings.TrimPrefix(v, "number")); n != "" {
+			return n + " (not a whole number, or out of range)"
+		}
+		return "a number"
+	}
+	return v
+}
+
 // decodeStrict decodes one JSON object into v: unknown fields, wrong types
 // and trailing data are errors.
 func decodeStrict(b []byte, v any) error {
@@ -304,7 +351,7 @@ func decodeStrict(b []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return fmt.Errorf("field %s: want %s, got JSON %s", te.Field, te.Type, te.Value)
+			return fmt.Errorf("field %s: want %s, got %s", te.Field, typeWords(te.Type), valueWords(te.Value))
 		}
 		return fmt.Errorf("invalid JSON: %w", err)
 	}

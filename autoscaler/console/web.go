@@ -762,7 +762,7 @@ func (pg *pages) configPage(w http.ResponseWriter, r *http.Request, se *session)
 func (pg *pages) showConfig(w http.ResponseWriter, r *http.Request, se *session, status int, errMsg string) {
 	if !se.p.MayConfigure() {
 		if errMsg == "" {
-			status, errMsg = http.StatusForbidden, "only a super admin may change the auto-rebalance scheduler"
+			status, errMsg = http.StatusForbidden, "the Config page is for super admins"
 		}
 		pg.message(w, r, se, status, "Refused", errMsg)
 		return

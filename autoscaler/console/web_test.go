@@ -272,8 +272,12 @@ func TestPagesRoles(t *testing.T) {
 			if st, _, _ := u.get("/ui/audit"); st != c.audit {
 				t.Errorf("audit page: %d, want %d", st, c.audit)
 			}
-			if st, _, _ := u.get("/ui/config"); st != c.config {
+			st, cfg, _ := u.get("/ui/config")
+			if st != c.config {
 				t.Errorf("config page: %d, want %d", st, c.config)
+			}
+			if st == 403 && !strings.Contains(cfg, "the Config page is for super admins") {
+				t.Errorf("config page refused without saying why: %s", cfg)
 			}
 			if got := strings.Contains(zones, `href="/ui/audit"`); got != c.auditLink {
 				t.Errorf("audit link shown: %v, want %v", got, c.auditLink)

@@ -265,7 +265,7 @@ The results file is written either way.`,
 	fs.Float64Var(&f.Rate, "rate", 0, "constant-arrival-rate: iterations started per --time-unit")
 	fs.Float64Var(&f.StartRate, "start-rate", 0, "ramping-arrival-rate: the rate at the start")
 	fs.DurationVar(&tunit, "time-unit", time.Second, "arrival-rate executors: the period --rate and stage targets count in")
-	fs.IntVar(&f.PreAllocatedVUs, "pre-allocated-vus", 0, "arrival-rate executors: VUs made before the start (default: 1 per iteration per second of the peak rate, at least 1)")
+	fs.IntVar(&f.PreAllocatedVUs, "pre-allocated-vus", 0, "arrival-rate executors: VUs made before the start (default: 1 per iteration per second of the peak rate, at least 1, at most --max-vus)")
 	fs.IntVar(&f.MaxVUs, "max-vus", 0, "arrival-rate executors: most VUs; beyond, iterations are dropped (default: --pre-allocated-vus)")
 	fs.DurationVar(&gracefulStop, "graceful-stop", load.DefaultGracefulStop, "at the end, how long calls in flight may finish before they are interrupted")
 	fs.DurationVar(&gracefulRampDown, "graceful-ramp-down", load.DefaultGracefulRampDown, "ramping-vus: how long a removed VU's call may finish")
@@ -326,6 +326,17 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	}
 	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
 		return nil, fmt.Errorf("--url %q: want an http:// or https:// URL", cfg.URL)
+	}
+	for _, d := range []struct {
+		flag string
+		v    duration
+	}{{"duration", cfg.Duration}, {"time-unit", cfg.TimeUnit}, {"think-time", cfg.ThinkTime}, {"timeout", cfg.Timeout}} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("--%s %v: want a duration >= 0, like 30s", d.flag, time.Duration(d.v))
+		}
+	}
+	if cfg.VUs < 0 || (cfg.VUs == 0 && fl != nil && fl.Changed("vus")) {
+		return nil, fmt.Errorf("--vus %d: want 1 or more", cfg.VUs)
 	}
 	p := &loadPlan{cfg: cfg, wire: &load.Wire{}}
 	ex := cfg.Executor
@@ -408,6 +419,9 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		}
 		if prof.PreAllocatedVUs == 0 {
 			prof.PreAllocatedVUs = min(max(int(math.Ceil(peak/tu.Seconds())), 1), load.VULimit)
+			if prof.MaxVUs > 0 { // the default never exceeds an explicit --max-vus
+				prof.PreAllocatedVUs = min(prof.PreAllocatedVUs, prof.MaxVUs)
+			}
 		}
 		if prof.MaxVUs == 0 {
 			prof.MaxVUs = prof.PreAllocatedVUs

@@ -94,6 +94,11 @@ func TestLoadCommand(t *testing.T) {
 		{"bad threshold", []string{"--url", srv.URL, "--threshold", "p95<<1"}, exitUsage, nil},
 		{"vus with an arrival rate", []string{"--url", srv.URL, "--rate", "5", "--vus", "3"}, exitUsage, nil},
 		{"no url", []string{"--vus", "1"}, exitUsage, nil},
+		{"zero vus", []string{"--url", srv.URL, "--vus", "0"}, exitUsage, nil},
+		{"negative duration", []string{"--url", srv.URL, "--duration", "-1s"}, exitUsage, nil},
+		{"negative time unit", []string{"--url", srv.URL, "--rate", "5", "--time-unit", "-1s"}, exitUsage, nil},
+		{"max vus under the default pre-allocation", []string{"--url", srv.URL, "--rate", "20", "--max-vus", "2", "--duration", "300ms"},
+			exitOK, []string{"VUs 2 pre-allocated, 2 max"}},
 		{"args without tool", []string{"--url", srv.URL, "--args", `{"a":1}`}, exitUsage, nil},
 		{"args not an object", []string{"--url", srv.URL, "--tool", "x", "--args", `[1]`}, exitUsage, nil},
 	}

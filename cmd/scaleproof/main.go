@@ -68,8 +68,9 @@ service up while it does.
   scaleproof sim                       the scenarios in virtual time against a model
 
 Exit codes: 0 pass, 1 a scenario failed (or compare found a regression), 2 bad
-usage or unusable input, 3 platform error (or Prometheus unreachable), 130
-interrupted.`,
+usage or unusable input, 3 platform error (or Prometheus unreachable), 99 a
+load threshold was crossed (as k6), 130 interrupted (up exits 0 on Ctrl-C:
+that is how it stops).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildinfo.String(version, commit),

@@ -22,7 +22,7 @@ func newReportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULTS...",
 		Short: "Render results files: the published table, Markdown, HTML with charts, JSON, JUnit",
-		Long: `report reads results files (results.jsonl, written by run) and renders them.
+		Long: `report reads results files (results.jsonl, written by run, load and sim) and renders them.
 
 Formats (--format):
   text      the published table's layout, one row per file (Platform | Up to 3 | Back to 1 |

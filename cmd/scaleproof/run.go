@@ -119,7 +119,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	}
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches) or external (already running; see --console-url)")
-	f.StringVar(&o.profile, "profile", "quick", "settings: quick or published")
+	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
 	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")

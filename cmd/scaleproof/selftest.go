@@ -92,16 +92,19 @@ func catalogNames() string {
 
 // SelftestRow is one row of the self-test's table.
 type SelftestRow struct {
-	Fault     string  `json:"fault"`               // "" for the baseline
-	Rule      string  `json:"rule"`                // the rule it breaks
-	Component string  `json:"component,omitempty"` // console, edge, worker
-	Scenario  string  `json:"scenario"`            // the scenario whose fact caught it
-	Fact      string  `json:"fact"`                // the first failing fact
-	Detail    string  `json:"detail,omitempty"`    // that fact's detail
-	Caught    bool    `json:"caught"`
-	Error     string  `json:"error,omitempty"` // the platform or a scenario could not run
-	Results   string  `json:"results"`         // its results.jsonl
-	TookS     float64 `json:"took_s"`
+	Fault     string `json:"fault"`               // "" for the baseline
+	Rule      string `json:"rule"`                // the rule it breaks
+	Component string `json:"component,omitempty"` // console, edge, worker
+	Scenario  string `json:"scenario"`            // the scenario whose fact caught it
+	Fact      string `json:"fact"`                // the first failing fact
+	Detail    string `json:"detail,omitempty"`    // that fact's detail
+	// Failed is every failing fact of the fault's run, "scenario: fact", in
+	// scenario order (Fact is the first of them).
+	Failed  []string `json:"failed,omitempty"`
+	Caught  bool     `json:"caught"`
+	Error   string   `json:"error,omitempty"` // the platform or a scenario could not run
+	Results string   `json:"results"`         // its results.jsonl
+	TookS   float64  `json:"took_s"`
 }
 
 // SelftestReport is selftest.json.
@@ -379,13 +382,18 @@ func judgeFault(r *suiteRun) SelftestRow {
 	for _, v := range r.verdicts {
 		for _, f := range v.Facts {
 			if !f.Passed {
-				row.Scenario, row.Fact, row.Detail, row.Caught = v.Scenario, f.Name, f.Detail, true
-				return row
+				if !row.Caught {
+					row.Scenario, row.Fact, row.Detail, row.Caught = v.Scenario, f.Name, f.Detail, true
+				}
+				row.Failed = append(row.Failed, v.Scenario+": "+f.Name)
 			}
 		}
 		if v.Error != "" {
 			errs = append(errs, v.Scenario+": "+v.Error)
 		}
+	}
+	if row.Caught {
+		return row
 	}
 	if len(r.verdicts) < len(r.scenarios) {
 		errs = append(errs, fmt.Sprintf("%d of %d scenarios ran", len(r.verdicts), len(r.scenarios)))

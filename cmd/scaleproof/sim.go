@@ -252,6 +252,12 @@ func simCalibrate(cmd *cobra.Command, o *simOpts) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if res.Meta.Platform == "load" {
+		return withCode(exitUsage, fmt.Errorf("--calibrate %s: a results file of scaleproof load; calibration needs a run's scenarios (scaleproof run)", o.calibrate))
+	}
+	if res.Incomplete {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scaleproof sim: warning: %s is incomplete (%s): the fit uses what it measured\n", o.calibrate, res.IncompleteReason)
+	}
 	cfg, err := sim.ConfigFor(res)
 	if err != nil {
 		return withCode(exitUsage, err)

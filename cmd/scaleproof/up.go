@@ -150,7 +150,7 @@ func printUp(w io.Writer, ep platform.Endpoints, keysFile, logs string, prof sce
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "The reference system is up; Ctrl-C stops it.\n\n")
-	fmt.Fprintf(tw, "console\t%s\t/api/v1/..., /readyz\n", ep.ConsoleURL)
+	fmt.Fprintf(tw, "console\t%s\t/api/v1/..., /readyz, pages at /ui/\n", ep.ConsoleURL)
 	fmt.Fprintf(tw, "edge\t%s\tMCP: %s/g/%s/z/{zone}/mcp\n", ep.EdgeURL, ep.EdgeURL, ep.Group)
 	fmt.Fprintf(tw, "prometheus\t%s\t\n", prom)
 	fmt.Fprintf(tw, "auto-rebalance\t%s\tcooldowns up %s, down %s\n", sched, prof.UpCooldown, prof.DownCooldown)
