@@ -22,11 +22,24 @@ type loadRun struct {
 	mu       sync.Mutex
 	err      error
 	ended    time.Time // when Stop was called or the load ran its course
+	// sharded loads (loadshards.go): the VUs planned, and every shard's fate
+	shards *shardedLoad
+}
+
+// metrics is the load's Metrics: the engine's while it runs here; for a
+// sharded load, empty until the shards' results are merged.
+func (l *loadRun) metrics() *load.Metrics {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m
 }
 
 // startLoad runs profile p against the scope's zone through the edge. Calls
 // are `tools/call work {"ms": workMS}`.
 func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile, workMS int) *loadRun {
+	if e.Shards > 1 && e.Sharder != nil {
+		return startShardedLoad(ctx, e, s, p, workMS)
+	}
 	exec := load.MCPToolCall(e.HTTP, s.MCPURL(), "work", map[string]any{"ms": workMS}, nil)
 	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
 	if p.Executor == load.ExecutorConstantVUs {
@@ -60,10 +73,11 @@ func (l *loadRun) Stop() {
 
 // window is the load as the contract facts see it (contract.go).
 func (l *loadRun) window() LoadWindow {
+	m := l.metrics()
 	l.mu.Lock()
-	w := LoadWindow{Start: l.m.Start(), End: l.ended, VUs: l.vus}
+	w := LoadWindow{Start: m.Start(), End: l.ended, VUs: l.vus}
 	l.mu.Unlock()
-	for _, sec := range l.m.Seconds() {
+	for _, sec := range m.Seconds() {
 		for len(w.OK) < sec.Offset {
 			w.OK = append(w.OK, 0)
 		}
@@ -90,25 +104,29 @@ func callsOf(t map[load.Class]int64) reports.Calls {
 	}
 }
 
-func (l *loadRun) calls() reports.Calls { return callsOf(l.m.Totals()) }
+func (l *loadRun) calls() reports.Calls { return callsOf(l.metrics().Totals()) }
 
 func (l *loadRun) snapshot() (int, reports.Calls) {
-	sn := l.m.Snapshot()
+	sn := l.metrics().Snapshot()
+	if sh := l.shards; sh != nil && !sn.Done && time.Now().After(sh.start) {
+		return sh.vus, callsOf(sn.Totals) // the shards report at the end: their VUs as planned meanwhile
+	}
 	return sn.VUs, callsOf(sn.Totals)
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*10) / 10 }
 
-func (l *loadRun) p95ms() float64 { return ms(l.m.Latencies().P95) }
+func (l *loadRun) p95ms() float64 { return ms(l.metrics().Latencies().P95) }
 
 // seconds returns the load's per-second buckets re-based on the scenario's
 // start, joined with the zone sample of that second.
 func (l *loadRun) seconds() []reports.Second {
-	offset := int(math.Floor(l.m.Start().Sub(l.s.Start).Seconds()))
+	m := l.metrics()
+	offset := int(math.Floor(m.Start().Sub(l.s.Start).Seconds()))
 	samples := l.s.Samples()
 	var out []reports.Second
 	var inFlight int64 // started minus answered, up to the end of each second
-	for _, sec := range l.m.Seconds() {
+	for _, sec := range m.Seconds() {
 		inFlight += sec.Started - sec.Completed
 		r := reports.Second{Scenario: l.s.Name, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
 			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99), InFlight: inFlight}

@@ -50,6 +50,13 @@ type Env struct {
 	// Faults are the platform's fault actions (platform.FaulterOf); nil:
 	// none offered, and the scenarios that need one are skipped.
 	Faults platform.Faulter
+	// Shards, when > 1, runs every load of the scenarios on the platform's
+	// Sharder as that many load generators at once (loadshards.go);
+	// ShardLead is how long before their common start they are created
+	// (0: DefaultShardLead).
+	Shards    int
+	Sharder   platform.LoadSharder
+	ShardLead time.Duration
 
 	readyz   *observe.Readyz
 	contract ContractSettings // read once per run (contractrun.go)

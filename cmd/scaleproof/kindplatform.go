@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -57,9 +58,14 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage,
 
 // refImage is the image of scaleproof-ref (the console, edge and worker)
 // the kind node gets: the binary beside scaleproof (or --ref-bin) on an
-// empty base, tagged by its content hash, written into the artifacts.
+// empty base, with this scaleproof binary beside it at /scaleproof (the
+// load shards' command) when it is static, tagged by their content hash,
+// written into the artifacts. needSelf makes a scaleproof that is not
+// static an error (--load-shards needs it in the image).
 type refImage struct {
 	bin, dir string
+	needSelf bool
+	log      *slog.Logger
 	ref      string
 }
 
@@ -72,17 +78,48 @@ func (r *refImage) archives(context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.ref, err = image.Tag("", b); err != nil {
+	var extra []image.File
+	self, err := selfBinary()
+	switch {
+	case err == nil:
+		extra = append(extra, image.File{Path: image.ScaleproofPath, Body: self})
+	case r.needSelf:
+		return nil, fmt.Errorf("--load-shards: the image needs this scaleproof binary: %w", err)
+	case r.log != nil:
+		r.log.Info("image without scaleproof (no load shards possible)", "why", err)
+	}
+	bins := [][]byte{b}
+	for _, x := range extra {
+		bins = append(bins, x.Body)
+	}
+	if r.ref, err = image.Tag("", bins...); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 	out := filepath.Join(r.dir, "scaleproof-ref.tar")
-	if err := image.Write(out, r.ref, b); err != nil {
+	if err := image.Write(out, r.ref, b, extra...); err != nil {
 		return nil, err
 	}
 	return []string{out}, nil
+}
+
+// selfBinary is this scaleproof binary, when it is static (it runs on the
+// image's empty base).
+func selfBinary() ([]byte, error) {
+	p, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := image.CheckStatic(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return b, nil
 }
 
 func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, error) {
@@ -90,7 +127,7 @@ func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log 
 		RunID: runID, Provider: o.kind.provider, NodeImage: o.kind.nodeImage, Keep: o.kind.keep,
 		Artifacts: dir, NodePorts: kindNodePorts, Log: log, Out: out,
 	}
-	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images")}
+	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images"), needSelf: o.loadShards > 1, log: log}
 	cfg.Images = ref.archives
 	cfg.Deploy = kindDeploy(o, prof, runID, ref, log)
 	return kind.New(cfg)

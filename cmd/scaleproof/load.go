@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // exitThreshold is k6's exit code when a threshold is crossed.
@@ -121,6 +123,7 @@ func newLoadCmd() *cobra.Command {
 		dur                                                   time.Duration
 		startVUs                                              int
 		asJSON, quiet                                         bool
+		so                                                    shardOpts
 	)
 	var f loadConfig
 	c := &cobra.Command{
@@ -151,8 +154,15 @@ Thresholds (--threshold, repeatable; k6's idea): METRIC OP VALUE on the whole ru
   classes: ok 429 4xx 5xx jsonrpc_error bad_response transport interrupted.
   Append ,abortOnFail to stop the run as soon as it fails (,delayAbortEval=10s to wait first).
 
-Exit codes: 0 done and every threshold passed, 99 a threshold was crossed, 2 bad usage,
-130 interrupted (Ctrl-C: calls in flight get --graceful-stop; again: stop them now).
+Distributed load (--load-shards N, on Kubernetes: --kubeconfig, --namespace, --image):
+  the load runs as an Indexed Job of N pods, each with its share of the VUs or rate (64 VUs
+  over 3: 22/21/21) from a common start; their counts and HDR histograms are merged, and the
+  summary and thresholds are those of the merged result. --url must be reachable from the
+  pods. A shard that dies is named with why, and the run fails (exit 1).
+
+Exit codes: 0 done and every threshold passed, 99 a threshold was crossed, 1 a load shard
+died, 2 bad usage, 130 interrupted (Ctrl-C: calls in flight get --graceful-stop; again: stop
+them now).
 The results file is written either way.`,
 		Example: `  scaleproof load --url http://127.0.0.1:8080/mcp --tool work --args '{"ms":200}' --vus 64 --duration 60s
   scaleproof load --url http://127.0.0.1:8080/mcp --tool work --executor constant-arrival-rate \
@@ -232,6 +242,9 @@ The results file is written either way.`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
+			if err := so.apply(plan); err != nil {
+				return withCode(exitUsage, err)
+			}
 			return runLoad(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), plan, asJSON, quiet)
 		},
 	}
@@ -264,6 +277,7 @@ The results file is written either way.`,
 	fs.StringVar(&f.Client, "client", "fast", "http:// targets: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http (Go's client; always for https)")
 	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
 	fs.BoolVar(&quiet, "quiet", false, "no progress line")
+	addShardFlags(fs, &so)
 	return c
 }
 
@@ -293,6 +307,10 @@ type loadPlan struct {
 	target     string
 	thresholds []load.Threshold
 	dir        string
+	body       []byte // the plain HTTP body, @FILE read
+	// shards > 1: the load runs as that many pods of sharder (loadshard.go)
+	shards  int
+	sharder platform.LoadSharder
 }
 
 func (p *loadPlan) model() string {
@@ -424,71 +442,20 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		return nil, fmt.Errorf("%s takes --vus or --stages, not --rate, --pre-allocated-vus or --max-vus (use --executor constant-arrival-rate)", ex)
 	}
 
-	h := http.Header{}
-	for k, v := range cfg.Headers {
-		h.Set(k, v)
+	body := []byte(cfg.Body)
+	if rest, ok := strings.CutPrefix(cfg.Body, "@"); ok {
+		b, err := os.ReadFile(rest)
+		if err != nil {
+			return nil, fmt.Errorf("--body: %w", err)
+		}
+		body = b
 	}
-	bearer := cfg.Bearer
-	if bearer == "" {
-		bearer = os.Getenv("SCALEPROOF_BEARER")
+	p.body = body
+	exec, target, err := targetExec(cfg, body, conns, fl != nil && fl.Changed("timeout"), p.wire)
+	if err != nil {
+		return nil, err
 	}
-	if bearer != "" {
-		h.Set("Authorization", "Bearer "+bearer)
-	}
-	hc := load.NewHTTPClient(conns, time.Duration(cfg.Timeout), p.wire)
-	if cfg.Timeout == 0 && (fl == nil || !fl.Changed("timeout")) {
-		hc.Timeout = 60 * time.Second
-	}
-	if cfg.Tool != "" {
-		if cfg.Body != "" || cfg.Method != "" {
-			return nil, errors.New("--tool sends MCP tools/call (POST, JSON-RPC); --method and --body are for plain HTTP")
-		}
-		var args map[string]any
-		raw := cfg.Args
-		if len(raw) == 0 {
-			raw = json.RawMessage("{}")
-		}
-		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
-			return nil, fmt.Errorf("--args %s: want a JSON object like '{\"ms\":200}'", raw)
-		}
-		p.exec = load.MCPToolCall(hc, cfg.URL, cfg.Tool, args, h)
-		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") {
-			fast, err := load.MCPToolCallFast(cfg.URL, cfg.Tool, args, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
-			if err != nil {
-				return nil, err
-			}
-			p.exec = fast
-		}
-		p.target = fmt.Sprintf("MCP tools/call %s at %s", cfg.Tool, cfg.URL)
-	} else {
-		if len(cfg.Args) > 0 && string(cfg.Args) != "{}" {
-			return nil, errors.New("--args needs --tool")
-		}
-		body := []byte(cfg.Body)
-		if rest, ok := strings.CutPrefix(cfg.Body, "@"); ok {
-			b, err := os.ReadFile(rest)
-			if err != nil {
-				return nil, fmt.Errorf("--body: %w", err)
-			}
-			body = b
-		}
-		method := strings.ToUpper(cfg.Method)
-		if method == "" {
-			method = http.MethodGet
-			if len(body) > 0 {
-				method = http.MethodPost
-			}
-		}
-		p.exec = load.HTTPCall(hc, method, cfg.URL, body, h)
-		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") && method != http.MethodHead && method != http.MethodConnect {
-			fast, err := load.HTTPCallFast(method, cfg.URL, body, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: p.wire})
-			if err != nil {
-				return nil, err
-			}
-			p.exec = fast
-		}
-		p.target = method + " " + cfg.URL
-	}
+	p.exec, p.target = exec, target
 	for _, t := range cfg.Thresholds {
 		p.thresholds = append(p.thresholds, t.Threshold)
 	}
@@ -500,6 +467,68 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		p.dir = filepath.Join("_artifacts", "load-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	return p, nil
+}
+
+// targetExec is the Exec of cfg's target (MCP tools/call with --tool, else
+// plain HTTP with body) for at most conns VUs at once, and its description.
+// timeoutSet says --timeout was given (0 then means none).
+func targetExec(cfg loadConfig, body []byte, conns int, timeoutSet bool, wire *load.Wire) (load.Exec, string, error) {
+	h := http.Header{}
+	for k, v := range cfg.Headers {
+		h.Set(k, v)
+	}
+	bearer := cfg.Bearer
+	if bearer == "" {
+		bearer = os.Getenv("SCALEPROOF_BEARER")
+	}
+	if bearer != "" {
+		h.Set("Authorization", "Bearer "+bearer)
+	}
+	hc := load.NewHTTPClient(conns, time.Duration(cfg.Timeout), wire)
+	if cfg.Timeout == 0 && !timeoutSet {
+		hc.Timeout = 60 * time.Second
+	}
+	if cfg.Tool != "" {
+		if cfg.Body != "" || cfg.Method != "" {
+			return nil, "", errors.New("--tool sends MCP tools/call (POST, JSON-RPC); --method and --body are for plain HTTP")
+		}
+		var args map[string]any
+		raw := cfg.Args
+		if len(raw) == 0 {
+			raw = json.RawMessage("{}")
+		}
+		if err := json.Unmarshal(raw, &args); err != nil || args == nil {
+			return nil, "", fmt.Errorf("--args %s: want a JSON object like '{\"ms\":200}'", raw)
+		}
+		exec := load.MCPToolCall(hc, cfg.URL, cfg.Tool, args, h)
+		if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") {
+			fast, err := load.MCPToolCallFast(cfg.URL, cfg.Tool, args, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: wire})
+			if err != nil {
+				return nil, "", err
+			}
+			exec = fast
+		}
+		return exec, fmt.Sprintf("MCP tools/call %s at %s", cfg.Tool, cfg.URL), nil
+	}
+	if len(cfg.Args) > 0 && string(cfg.Args) != "{}" {
+		return nil, "", errors.New("--args needs --tool")
+	}
+	method := strings.ToUpper(cfg.Method)
+	if method == "" {
+		method = http.MethodGet
+		if len(body) > 0 {
+			method = http.MethodPost
+		}
+	}
+	exec := load.HTTPCall(hc, method, cfg.URL, body, h)
+	if cfg.Client != "net/http" && strings.HasPrefix(cfg.URL, "http://") && method != http.MethodHead && method != http.MethodConnect {
+		fast, err := load.HTTPCallFast(method, cfg.URL, body, h, load.FastOptions{VUs: conns, Timeout: hc.Timeout, Wire: wire})
+		if err != nil {
+			return nil, "", err
+		}
+		exec = fast
+	}
+	return exec, method + " " + cfg.URL, nil
 }
 
 func (p *loadPlan) describe() string {
@@ -575,8 +604,13 @@ func runLoad(parent context.Context, stdout, stderr io.Writer, p *loadPlan, asJS
 	opts := []load.Option{load.WithMetrics(m), load.WithStop(stop)}
 	done := make(chan struct{})
 	var runErr error
+	var sharded *shardsOutcome
 	go func() {
 		defer close(done)
+		if p.shards > 1 {
+			sharded, runErr = runLoadShards(ctx, p, stop)
+			return
+		}
 		if p.closed != nil {
 			_, runErr = load.Run(ctx, *p.closed, p.exec, opts...)
 		} else {
@@ -587,6 +621,9 @@ func runLoad(parent context.Context, stdout, stderr io.Writer, p *loadPlan, asJS
 	tty := !quiet && !asJSON && isTerminal(stderr)
 	if !quiet {
 		fmt.Fprintf(stderr, "scaleproof load: %s → %s (%s); results in %s\n", p.describe(), p.target, p.model(), resultsPath)
+		if p.shards > 1 {
+			fmt.Fprintf(stderr, "scaleproof load: over %d pods (an Indexed Job); their results are merged at the end, thresholds judged on the merged result\n", p.shards)
+		}
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -599,6 +636,12 @@ watch:
 		case <-tick.C:
 		}
 		sn := m.Snapshot()
+		if p.shards > 1 { // the shards report at the end: nothing to judge or show live
+			if tty {
+				fmt.Fprintf(stderr, "\r\033[K%s/%s  %d shards running", time.Since(started).Round(time.Second), p.total(), p.shards)
+			}
+			continue
+		}
 		for _, t := range p.thresholds {
 			if t.AbortOnFail && sn.Elapsed >= t.DelayAbortEval && sn.Completed > 0 {
 				if r := t.Eval(m); !r.Passed && aborted == "" {
@@ -615,6 +658,10 @@ watch:
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 
+	if sharded != nil {
+		m = sharded.merged
+		_ = w.Write(scenarios.KindLoadShards, sharded.record)
+	}
 	// Write what was measured, whatever happened.
 	var inFlight int64
 	for i, sec := range m.Seconds() {
@@ -636,13 +683,17 @@ watch:
 	for _, r := range results {
 		facts = append(facts, reports.Fact{Name: "threshold " + r.Threshold.Expr, Passed: r.Passed, Detail: r.Observed})
 	}
+	shardsDied := sharded != nil && !sharded.record.Passed
+	if sharded != nil {
+		facts = append(facts, reports.Fact{Name: fmt.Sprintf("load over %d shards", p.shards), Passed: sharded.record.Passed, Detail: sharded.record.Detail})
+	}
 	wasInterrupted := false
 	select {
 	case <-interrupted:
 		wasInterrupted = true
 	default:
 	}
-	v := reports.Verdict{Scenario: scenario, Passed: allPassed && runErr == nil && !wasInterrupted, Facts: facts,
+	v := reports.Verdict{Scenario: scenario, Passed: allPassed && runErr == nil && !wasInterrupted && !shardsDied, Facts: facts,
 		Calls: sum.Calls, DurationS: sum.DurationS, P95ms: sum.P95ms, Interrupted: wasInterrupted}
 	if runErr != nil {
 		v.Error = runErr.Error()
@@ -655,6 +706,8 @@ watch:
 		code, reason = exitInterrupted, "interrupted"
 	case runErr != nil:
 		code, reason = exitUsage, runErr.Error()
+	case shardsDied:
+		code, reason = exitFailed, "load over shards: "+sharded.record.Detail
 	case !allPassed:
 		code, reason = exitThreshold, "a threshold was crossed"
 	}
@@ -672,6 +725,9 @@ watch:
 		}{sum, facts, resultsPath})
 	} else {
 		writeLoadSummary(stdout, sum, p, results)
+		if sharded != nil {
+			writeShardsSummary(stdout, sharded.record)
+		}
 		fmt.Fprintf(stdout, "\nresults: %s\n", resultsPath)
 	}
 	switch code {
@@ -679,6 +735,8 @@ watch:
 		return nil
 	case exitThreshold:
 		return withCode(code, errors.New(""))
+	case exitFailed:
+		return withCode(code, errors.New("a load shard died (see the shards above)"))
 	case exitInterrupted:
 		return withCode(code, errors.New(""))
 	}

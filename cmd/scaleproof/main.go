@@ -83,7 +83,7 @@ that is how it stops).`,
 			fmt.Fprintln(c.OutOrStdout(), "scaleproof", buildinfo.String(version, commit))
 		},
 	})
-	root.AddCommand(newSimCmd(), newLoadCmd())
+	root.AddCommand(newSimCmd(), newLoadCmd(), newLoadShardCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
 	})

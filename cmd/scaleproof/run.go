@@ -43,6 +43,7 @@ type runOpts struct {
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
 	canary       bool // --canary: a canary worker beside each zone's stable ones
+	loadShards   int  // --load-shards (loadshard.go)
 }
 
 // kubeOpts are the kubeconfig platform's flags.
@@ -138,6 +139,7 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.StringVar(&o.kube.nodeHost, "node-host", "", "kubeconfig: a loopback address the NodePorts are mapped to (kind: 127.0.0.1); default: port-forward")
 	f.IntVar(&o.kube.consolePort, "console-port", 0, "kubeconfig: with --node-host, the host port mapped to the console's NodePort 30081")
 	f.IntVar(&o.kube.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
+	f.IntVar(&o.loadShards, "load-shards", 1, "Kubernetes platforms (kind, kubeconfig): run each scenario's load as an Indexed Job of N pods, each with its share of the VUs from a common start; their results are merged before the verdicts")
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
 	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
@@ -255,6 +257,10 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	default:
 		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external)", o.platform))
 	}
+	sharder, err := loadSharder(pf, o.loadShards)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
 	name := o.name
 	if name == "" {
 		name = pf.Name()
@@ -314,6 +320,10 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			noFaults = external.NoFaultsReason
 		}
 		env.Faults = platform.FaulterOf(pf, noFaults)
+		if sharder != nil {
+			env.Shards, env.Sharder = o.loadShards, sharder
+			say("load: each scenario's load over %d pods (an Indexed Job), merged before the verdicts", o.loadShards)
+		}
 		verdicts = env.Run(ctx, list)
 		prog.done()
 		if shots != nil {

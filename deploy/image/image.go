@@ -1,9 +1,10 @@
 // Package image builds the reference system's container image without a
-// daemon or a registry: the static scaleproof-ref binary (CGO_ENABLED=0) as
-// the only file on an empty base, user 65532:65532, entrypoint
-// ["/scaleproof-ref"], written with go-containerregistry as a docker-archive
-// tar (the format kind's image-archive loading, `podman load` and
-// `ctr images import` take).
+// daemon or a registry: the static scaleproof-ref binary (CGO_ENABLED=0) on
+// an empty base, user 65532:65532, entrypoint ["/scaleproof-ref"], and
+// beside it the static scaleproof binary at /scaleproof (what the pods of a
+// distributed load run: `scaleproof load-shard`), written with
+// go-containerregistry as a docker-archive tar (the format kind's
+// image-archive loading, `podman load` and `ctr images import` take).
 //
 // The tag is always exact: scaleproof.local/scaleproof-ref:<version>, or
 // :sha-<first 12 hex digits of the binary's SHA-256> when no version is
@@ -16,15 +17,18 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -41,19 +45,33 @@ const Repository = "scaleproof.local/scaleproof-ref"
 // Entrypoint is the binary's path inside the image.
 const Entrypoint = "/scaleproof-ref"
 
+// ScaleproofPath is the scaleproof binary's path inside the image (the
+// load shards' command; deploy/kube.LoadShardBinary).
+const ScaleproofPath = "/scaleproof"
+
+// File is one more file of the image: a static binary at Path (absolute),
+// mode 0755.
+type File struct {
+	Path string
+	Body []byte
+}
+
 // User is the numeric user:group the image runs as (the conventional
 // "nonroot" of distroless images).
 const User = "65532:65532"
 
 var tagRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
-// Tag returns the full image reference for version, or for the binary's
-// content hash when version is empty. A version that is not a valid Docker
-// tag (or is "latest") is an error.
-func Tag(version string, binary []byte) (string, error) {
+// Tag returns the full image reference for version, or for the content
+// hash of the binaries (in order) when version is empty. A version that is
+// not a valid Docker tag (or is "latest") is an error.
+func Tag(version string, binaries ...[]byte) (string, error) {
 	if version == "" {
-		sum := sha256.Sum256(binary)
-		version = "sha-" + hex.EncodeToString(sum[:])[:12]
+		h := sha256.New()
+		for _, b := range binaries {
+			h.Write(b)
+		}
+		version = "sha-" + hex.EncodeToString(h.Sum(nil))[:12]
 	}
 	if version == "latest" || !tagRE.MatchString(version) {
 		return "", fmt.Errorf("image: tag %q: want 1 to 128 of [A-Za-z0-9_.-], not starting with '.' or '-', and not \"latest\"", version)
@@ -62,14 +80,15 @@ func Tag(version string, binary []byte) (string, error) {
 }
 
 // Write writes a docker-archive tar at path holding one image tagged ref:
-// binary as Entrypoint (mode 0755, owner 0:0, mtime 0) and an empty /tmp
-// (1777), User 65532:65532. The same binary and ref give the same bytes.
-func Write(path, ref string, binary []byte) error {
+// binary as Entrypoint and each extra file at its path (mode 0755, owner
+// 0:0, mtime 0) and an empty /tmp (1777), User 65532:65532. The same
+// binaries and ref give the same bytes.
+func Write(path, ref string, binary []byte, extra ...File) error {
 	tag, err := name.NewTag(ref, name.StrictValidation)
 	if err != nil {
 		return fmt.Errorf("image: tag %q: %w", ref, err)
 	}
-	layerTar, err := layer(binary)
+	layerTar, err := layer(binary, extra)
 	if err != nil {
 		return err
 	}
@@ -113,7 +132,7 @@ func Write(path, ref string, binary []byte) error {
 }
 
 // layer is the image's only layer as an uncompressed tar.
-func layer(binary []byte) ([]byte, error) {
+func layer(binary []byte, extra []File) ([]byte, error) {
 	if len(binary) == 0 {
 		return nil, errors.New("image: empty binary")
 	}
@@ -126,6 +145,19 @@ func layer(binary []byte) ([]byte, error) {
 	}{
 		{tar.Header{Typeflag: tar.TypeDir, Name: "tmp/", Mode: 0o1777, ModTime: epoch}, nil},
 		{tar.Header{Typeflag: tar.TypeReg, Name: Entrypoint[1:], Mode: 0o755, Size: int64(len(binary)), ModTime: epoch}, binary},
+	}
+	for _, f := range extra {
+		p := strings.TrimPrefix(path.Clean(f.Path), "/")
+		if !strings.HasPrefix(f.Path, "/") || p == "" || strings.Contains(p, "/") || p == Entrypoint[1:] || p == "tmp" {
+			return nil, fmt.Errorf("image: extra file %q: want a new path at the root, like /scaleproof", f.Path)
+		}
+		if len(f.Body) == 0 {
+			return nil, fmt.Errorf("image: extra file %s is empty", f.Path)
+		}
+		hdrs = append(hdrs, struct {
+			h    tar.Header
+			body []byte
+		}{tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: 0o755, Size: int64(len(f.Body)), ModTime: epoch}, f.Body})
 	}
 	for _, e := range hdrs {
 		h := e.h
@@ -165,8 +197,9 @@ type Result struct {
 	Took    time.Duration
 }
 
-// Build compiles ./cmd/scaleproof-ref static (CGO_ENABLED=0, -trimpath,
-// linux/GOARCH of the host) and writes its image archive. An error names the
+// Build compiles ./cmd/scaleproof-ref and ./cmd/scaleproof static
+// (CGO_ENABLED=0, -trimpath, linux/GOARCH of the host, one go build) and
+// writes their image archive. An error names the
 // step (go build, or writing the archive); no archive is left half written.
 func Build(ctx context.Context, o BuildOptions) (Result, error) {
 	start := time.Now()
@@ -181,7 +214,8 @@ func Build(ctx context.Context, o BuildOptions) (Result, error) {
 	if out == "" {
 		out = filepath.Join(o.ModuleDir, "bin", "scaleproof-ref-image.tar")
 	}
-	binPath := filepath.Join(filepath.Dir(out), "image-rootfs", "scaleproof-ref")
+	rootfs := filepath.Join(filepath.Dir(out), "image-rootfs")
+	binPath := filepath.Join(rootfs, "scaleproof-ref")
 	if err := os.MkdirAll(filepath.Dir(binPath), 0o755); err != nil {
 		return Result{}, fmt.Errorf("image: build: %w", err)
 	}
@@ -189,7 +223,7 @@ func Build(ctx context.Context, o BuildOptions) (Result, error) {
 	if o.Version != "" {
 		ld += " -X main.version=" + o.Version
 	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildvcs=false", "-ldflags", ld, "-o", binPath, "./cmd/scaleproof-ref")
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-buildvcs=false", "-ldflags", ld, "-o", rootfs+string(filepath.Separator), "./cmd/scaleproof-ref", "./cmd/scaleproof")
 	cmd.Dir = o.ModuleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	var logBuf bytes.Buffer
@@ -198,7 +232,7 @@ func Build(ctx context.Context, o BuildOptions) (Result, error) {
 		if o.Log != nil {
 			_, _ = o.Log.Write(logBuf.Bytes())
 		}
-		return Result{}, fmt.Errorf("image: go build ./cmd/scaleproof-ref (CGO_ENABLED=0): %w: %s", err, bytes.TrimSpace(logBuf.Bytes()))
+		return Result{}, fmt.Errorf("image: go build ./cmd/scaleproof-ref ./cmd/scaleproof (CGO_ENABLED=0): %w: %s", err, bytes.TrimSpace(logBuf.Bytes()))
 	}
 	if o.Log != nil {
 		_, _ = o.Log.Write(logBuf.Bytes())
@@ -207,12 +241,34 @@ func Build(ctx context.Context, o BuildOptions) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("image: %w", err)
 	}
-	ref, err := Tag(o.Version, bin)
+	sp, err := os.ReadFile(filepath.Join(rootfs, "scaleproof"))
+	if err != nil {
+		return Result{}, fmt.Errorf("image: %w", err)
+	}
+	ref, err := Tag(o.Version, bin, sp)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := Write(out, ref, bin); err != nil {
+	if err := Write(out, ref, bin, File{Path: ScaleproofPath, Body: sp}); err != nil {
 		return Result{}, err
 	}
 	return Result{Ref: ref, Archive: out, Binary: binPath, Took: time.Since(start)}, nil
+}
+
+// CheckStatic reports whether binary is a statically linked ELF
+// executable (no program interpreter): one that runs on the image's empty
+// base. A binary built with cgo (dynamically linked) is an error that says
+// how to build it.
+func CheckStatic(binary []byte) error {
+	f, err := elf.NewFile(bytes.NewReader(binary))
+	if err != nil {
+		return fmt.Errorf("image: not an ELF executable (%v): the image holds linux binaries", err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return errors.New("image: the binary is dynamically linked: it cannot run on the image's empty base; build it with CGO_ENABLED=0 (make build)")
+		}
+	}
+	return nil
 }

@@ -41,7 +41,7 @@ func TestTag(t *testing.T) {
 
 // readBack checks the archive the way a node's runtime reads it: the
 // manifest's RepoTags, the config, and the one layer's files.
-func readBack(t *testing.T, path, ref string, bin []byte) {
+func readBack(t *testing.T, path, ref string, bin []byte, extra ...image.File) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -109,13 +109,21 @@ func readBack(t *testing.T, path, ref string, bin []byte) {
 				t.Errorf("binary in the layer differs (%d bytes, want %d)", len(got), len(bin))
 			}
 		}
+		for _, x := range extra {
+			if h.Name == strings.TrimPrefix(x.Path, "/") {
+				got, _ := io.ReadAll(lt)
+				if string(got) != string(x.Body) || h.Mode&0o111 == 0 {
+					t.Errorf("%s in the layer differs (%d bytes, want %d) or is not executable (%o)", x.Path, len(got), len(x.Body), h.Mode)
+				}
+			}
+		}
 	}
 	ep := files[strings.TrimPrefix(image.Entrypoint, "/")]
 	if ep == nil || ep.Mode&0o111 == 0 || ep.Uid != 0 || ep.ModTime.Unix() != 0 {
 		t.Errorf("entrypoint header = %+v", ep)
 	}
-	if len(files) != 2 || files["tmp/"] == nil {
-		t.Errorf("layer files = %v, want tmp/ and the binary only", slices.Sorted(func(yield func(string) bool) {
+	if len(files) != 2+len(extra) || files["tmp/"] == nil {
+		t.Errorf("layer files = %v, want tmp/, the binary and the extra files only", slices.Sorted(func(yield func(string) bool) {
 			for k := range files {
 				if !yield(k) {
 					return
@@ -183,5 +191,61 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readBack(t, out, res.Ref, bin)
+	sp, err := os.ReadFile(filepath.Join(filepath.Dir(res.Binary), "scaleproof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := image.CheckStatic(sp); err != nil {
+		t.Error(err)
+	}
+	readBack(t, out, res.Ref, bin, image.File{Path: image.ScaleproofPath, Body: sp})
+}
+
+// TestWriteExtra: the scaleproof binary beside scaleproof-ref, both in the
+// tag's hash; a bad extra path is refused.
+func TestWriteExtra(t *testing.T) {
+	dir := t.TempDir()
+	ref, sp := []byte("\x7fELF ref"), []byte("\x7fELF scaleproof")
+	tag1, _ := image.Tag("", ref)
+	tag2, _ := image.Tag("", ref, sp)
+	if tag1 == tag2 {
+		t.Errorf("the tag does not change with the second binary: %s", tag1)
+	}
+	x := image.File{Path: image.ScaleproofPath, Body: sp}
+	p := filepath.Join(dir, "a.tar")
+	if err := image.Write(p, tag2, ref, x); err != nil {
+		t.Fatal(err)
+	}
+	readBack(t, p, tag2, ref, x)
+	for _, bad := range []image.File{{Path: "scaleproof", Body: sp}, {Path: "/a/b", Body: sp}, {Path: image.Entrypoint, Body: sp}, {Path: "/x"}} {
+		if err := image.Write(filepath.Join(dir, "b.tar"), tag2, ref, bad); err == nil {
+			t.Errorf("extra %q (%d bytes) accepted", bad.Path, len(bad.Body))
+		}
+	}
+}
+
+func TestCheckStatic(t *testing.T) {
+	if err := image.CheckStatic([]byte("#!/bin/sh\n")); err == nil || !strings.Contains(err.Error(), "not an ELF") {
+		t.Errorf("a script: %v", err)
+	}
+	self, err := os.Executable() // the test binary: static or not, CheckStatic must agree with its ELF header
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	dynamic := false
+	for _, p := range ef.Progs {
+		dynamic = dynamic || p.Type == elf.PT_INTERP
+	}
+	if err := image.CheckStatic(b); (err != nil) != dynamic {
+		t.Errorf("CheckStatic = %v for a binary with interpreter %v", err, dynamic)
+	}
 }

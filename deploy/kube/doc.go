@@ -7,5 +7,10 @@
 // ones, and check that every API call autoscaler/controller/kube makes is
 // allowed.
 //
+// LoadShardJob renders loadshard/job.yaml, a distributed load's objects (an
+// Indexed Job of shards running `scaleproof load-shard`, a ConfigMap the
+// harness sets to stop them, and the RBAC that lets the pods read exactly
+// that ConfigMap), with text/template.
+//
 // Must not import anything but the standard library (tests excepted).
 package kube

@@ -58,6 +58,18 @@
 // for it; results that do not fit are dropped from the stream, never from
 // the Metrics, and counted in Metrics.DroppedResults.
 //
+// # Distributed load
+//
+// A load may run as many shards at once (Kubernetes pods): ShardSpec is
+// what every shard is given, Profile.Split and ArrivalProfile.Split its
+// share (k6's execution segments: shares add up exactly), ShardResult what
+// it sends back (counts, per-second buckets, HdrHistograms; framed for a
+// pod's log by WriteShardResult), CollectShards each shard's fate (ok,
+// idle, dead and why), MergeShards the one Metrics verdicts and thresholds
+// read (counts exact, percentiles from merged histograms, seconds aligned by
+// wall clock) and JudgeShards the check that every shard reported and the
+// merge adds up.
+//
 // # Units
 //
 //   - Durations are time.Duration everywhere in the API.

@@ -73,6 +73,13 @@ func (w *Wire) Sent() int64 { return w.sent.Load() }
 // Received is the number of bytes read from the connections.
 func (w *Wire) Received() int64 { return w.received.Load() }
 
+// Add counts bytes sent and received elsewhere (a distributed load's
+// shards).
+func (w *Wire) Add(sent, received int64) {
+	w.sent.Add(sent)
+	w.received.Add(received)
+}
+
 type countingConn struct {
 	net.Conn
 	w *Wire

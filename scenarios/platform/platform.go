@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 )
 
 // Key is one API key of the console under test.
@@ -227,4 +228,56 @@ func (n NoFaults) Kill(context.Context, string, string, string) error { return n
 // Restart returns a *NotOfferedError.
 func (n NoFaults) Restart(_ context.Context, part Part) error {
 	return n.no("restart the " + string(part))
+}
+
+// LoadSharder is the optional interface of a platform that can spread a
+// load over many load generators at once: on Kubernetes, an Indexed Job of
+// one pod per shard (kubeconfig, kind). Each pod runs `scaleproof
+// load-shard` with Args, reads its index from JOB_COMPLETION_INDEX, runs
+// its share of the load from the common start time in Args, and writes its
+// result to its log; the platform hands each shard's log back and the
+// harness merges them (scenarios/load.MergeShards). A platform whose load
+// always runs in the harness (local, external) does not implement it.
+type LoadSharder interface {
+	// ShardEdgeURL is the edge's base URL as the shards' pods reach it
+	// (inside the cluster), e.g. http://10.96.12.7:80.
+	ShardEdgeURL(ctx context.Context) (string, error)
+	// RunLoadShards runs job and returns one ShardOutput per shard, by
+	// index, once every shard has ended (succeeded, failed, or given up on
+	// at job.Timeout). The error is for a job that could not be run at all
+	// (bad job, objects not created); a shard that failed is a ShardOutput
+	// with its Failure, never an error.
+	RunLoadShards(ctx context.Context, job ShardJob) ([]ShardOutput, error)
+}
+
+// ShardJob is one distributed load.
+type ShardJob struct {
+	// Name names the load's objects: a DNS label of at most 52 characters,
+	// unique in the run.
+	Name string
+	// Shards is the number of shards (pods), >= 1.
+	Shards int
+	// Args are `scaleproof load-shard`'s arguments, the same for every
+	// shard.
+	Args []string
+	// Stop, when closed, ends the load early: no iteration starts any more
+	// and calls in flight get the profile's graceful stop, as a local
+	// load's Stop; the shards then report what they measured.
+	Stop <-chan struct{}
+	// Timeout bounds the whole job, from its creation to the last shard's
+	// end (start lead, profile, graceful stop and a margin included).
+	Timeout time.Duration
+}
+
+// ShardOutput is what a platform knows of one shard after the job.
+type ShardOutput struct {
+	Index int    // 0-based, JOB_COMPLETION_INDEX
+	Pod   string // the pod that ran it ("" when none was made)
+	// Log is the pod's log (stdout and stderr), nil when it could not be read.
+	Log []byte
+	// Failure says why the shard ended badly, as the cluster tells it
+	// ("pod failed: OOMKilled (exit code 137)", "not started within 2m:
+	// ErrImageNeverPull ..."); "" when its pod succeeded. A shard that
+	// succeeded may still have no usable result in Log: the harness checks.
+	Failure string
 }
