@@ -2,7 +2,6 @@ package console_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -11,17 +10,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/autoscaler/console"
-	"github.com/scaleproof/scaleproof/autoscaler/controller"
-	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
 // TestAuthenticateIsConstantTime reads keys.go: Authenticate compares the
@@ -192,31 +185,5 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // newRigLogging is newRig with the controller and the console logging to log.
 func newRigLogging(t *testing.T, log *slog.Logger) *rig {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	clock := controllertest.NewClock(t0)
-	fl := controllertest.NewFleet(clock)
-	cfg := autoscaler.DefaultStepConfig()
-	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := console.ParseKeys([]byte(keysJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	health := &serve.Health{}
-	h, err := console.New(console.Options{Controller: c, Store: st, Keys: keys, Health: health, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, three := 1, 3
-	if _, err := c.Apply(context.Background(), "root", "g1", "a", controller.Change{Count: &one, MaxCount: &three}); err != nil {
-		t.Fatal(err)
-	}
-	return &rig{store: st, clock: clock, fleet: fl, c: c, health: health, h: h}
+	return newRigWith(t, log, nil)
 }

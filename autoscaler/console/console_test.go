@@ -55,6 +55,15 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
+	return newRigWith(t, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+}
+
+// newRigWith is a console over a fresh store and a fake fleet on the rig's
+// clock, its controller and handler logging to log, with zone g1/a at count
+// 1, max 3; opts, when not nil, amends the console's options before New
+// (clock is the rig's).
+func newRigWith(t testing.TB, log *slog.Logger, opts func(o *console.Options, clock *controllertest.Clock)) *rig {
+	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +72,6 @@ func newRig(t testing.TB) *rig {
 	clock := controllertest.NewClock(t0)
 	fl := controllertest.NewFleet(clock)
 	cfg := autoscaler.DefaultStepConfig()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
 		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock, Logger: log})
 	if err != nil {
@@ -74,7 +82,11 @@ func newRig(t testing.TB) *rig {
 		t.Fatal(err)
 	}
 	health := &serve.Health{}
-	h, err := console.New(console.Options{Controller: c, Store: st, Keys: keys, Health: health, Logger: log})
+	o := console.Options{Controller: c, Store: st, Keys: keys, Health: health, Logger: log}
+	if opts != nil {
+		opts(&o, clock)
+	}
+	h, err := console.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

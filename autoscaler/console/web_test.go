@@ -8,7 +8,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/console"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
-	"github.com/scaleproof/scaleproof/autoscaler/store"
 )
 
 // The web pages' tests without a browser: sessions, CSRF, what each role
@@ -35,41 +33,23 @@ type webRig struct {
 
 func newWebRig(t testing.TB, opts ...func(*console.PagesOptions)) *webRig {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	clock := controllertest.NewClock(t0)
-	fl := controllertest.NewFleet(clock)
-	cfg := autoscaler.DefaultStepConfig()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := console.ParseKeys([]byte(keysJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	po := console.PagesOptions{Clock: clock, SessionTTL: sessionTTL, Poll: 200 * time.Millisecond}
-	for _, o := range opts {
-		o(&po)
-	}
-	h, err := console.New(console.Options{Controller: c, Store: st, Keys: keys, Logger: log, Step: &cfg, Pages: po})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := newRigWith(t, slog.New(slog.NewTextHandler(io.Discard, nil)), func(o *console.Options, clock *controllertest.Clock) {
+		cfg := autoscaler.DefaultStepConfig()
+		o.Step = &cfg
+		o.Pages = console.PagesOptions{Clock: clock, SessionTTL: sessionTTL, Poll: 200 * time.Millisecond}
+		for _, f := range opts {
+			f(&o.Pages)
+		}
+	})
 	one, three := 1, 3
-	for _, gz := range [][2]string{{"g1", "a"}, {"g1", "b"}, {"g2", "a"}} {
-		if _, err := c.Apply(context.Background(), "root", gz[0], gz[1], controller.Change{Count: &one, MaxCount: &three}); err != nil {
+	for _, gz := range [][2]string{{"g1", "b"}, {"g2", "a"}} {
+		if _, err := r.c.Apply(context.Background(), "root", gz[0], gz[1], controller.Change{Count: &one, MaxCount: &three}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(r.h)
 	t.Cleanup(srv.Close)
-	return &webRig{rig: &rig{store: st, clock: clock, fleet: fl, c: c, h: h}, srv: srv}
+	return &webRig{rig: r, srv: srv}
 }
 
 // user is one browser: a cookie jar, redirects not followed.
