@@ -75,6 +75,30 @@ func waitQuery(t *testing.T, src *controller.PrometheusSource, query string, ok 
 	t.Fatalf("waited 30 s for %s: last %v %v", query, last, lastErr)
 }
 
+// promController is a controller over a fresh store and a fake fleet on a
+// clock at t0, its metric source src, with zone g/a at count 1, max 5.
+func promController(t *testing.T, src controller.MetricSource) (*store.Store, *controllertest.Clock, *controllertest.Fleet, *controller.Controller) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	clock := controllertest.NewClock(t0)
+	fl := controllertest.NewFleet(clock)
+	cfg := autoscaler.DefaultStepConfig()
+	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
+		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock,
+		Logger: slog.New(slog.DiscardHandler), Metrics: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(context.Background(), "root", "g", "a", controller.Change{Count: ptr(1), MaxCount: ptr(5)}); err != nil {
+		t.Fatal(err)
+	}
+	return st, clock, fl, c
+}
+
 // TestHPAWithRealPrometheus: a zone scales up on a PromQL query answered by
 // a real Prometheus scraping a gauge (seed 000's example: 1 replica, 20 in
 // flight, threshold 4 -> 5), and holds, never scaling in, once Prometheus is
@@ -99,24 +123,8 @@ func TestHPAWithRealPrometheus(t *testing.T) {
 	expanded := strings.NewReplacer("$group", "g", "$zone", "a").Replace(query)
 	waitQuery(t, src, expanded, func(v []float64) bool { return len(v) == 1 && v[0] == 20 })
 
-	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clock := controllertest.NewClock(t0)
-	fl := controllertest.NewFleet(clock)
-	cfg := autoscaler.DefaultStepConfig()
-	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock,
-		Logger: slog.New(slog.DiscardHandler), Metrics: src})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, clock, fl, c := promController(t, src)
 	ctx := context.Background()
-	if _, err := c.Apply(ctx, "root", "g", "a", controller.Change{Count: ptr(1), MaxCount: ptr(5)}); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := c.SetPolicy("root", "g", "a", controller.PolicySpec{Policy: controller.PolicyHPA, HPA: &controller.HPASpec{
 		Query: query, Threshold: 4, PollingIntervalSeconds: fptr(1),
 		Behavior: &controller.HPABehaviorSpec{ScaleDown: &controller.HPARulesSpec{StabilizationWindowSeconds: fptr(0)}},
@@ -165,24 +173,8 @@ func TestCheckQueryWithRealPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	clock := controllertest.NewClock(time.Unix(1_700_000_000, 0))
-	fl := controllertest.NewFleet(clock)
-	cfg := autoscaler.DefaultStepConfig()
-	c, err := controller.New(controller.Options{Store: st, Target: fl, Discovery: fl, Scraper: fl,
-		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock,
-		Logger: slog.New(slog.DiscardHandler), Metrics: src})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _, _, c := promController(t, src)
 	ctx := context.Background()
-	if _, err := c.Apply(ctx, "root", "g", "a", controller.Change{Count: ptr(1), MaxCount: ptr(5)}); err != nil {
-		t.Fatal(err)
-	}
 	spec := func(q string) controller.PolicySpec {
 		return controller.PolicySpec{Policy: controller.PolicyHPA, HPA: &controller.HPASpec{Query: q, Threshold: 4}}
 	}
