@@ -133,12 +133,7 @@ func New(cfg Config) (*Platform, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("platform kubeconfig: %w", err)
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if cfg.Kubeconfig != "" {
-		rules.ExplicitPath = cfg.Kubeconfig
-	}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: cfg.Context}).ClientConfig()
+	rc, err := restConfig(cfg.Kubeconfig, cfg.Context)
 	if err != nil {
 		return nil, fmt.Errorf("platform kubeconfig: %w", err)
 	}
@@ -162,3 +157,15 @@ func (p *Platform) Client() kubernetes.Interface { return p.kc }
 
 // Namespace is where the system runs.
 func (p *Platform) Namespace() string { return p.cfg.Namespace }
+
+// restConfig loads a client config the way kubectl does: the file at path
+// (else $KUBECONFIG, else ~/.kube/config) and its context kubeContext (""
+// for its current context).
+func restConfig(path, kubeContext string) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		rules.ExplicitPath = path
+	}
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+}

@@ -8,7 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
@@ -45,12 +44,7 @@ func NewSharder(cfg SharderConfig) (*Sharder, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if cfg.Kubeconfig != "" {
-		rules.ExplicitPath = cfg.Kubeconfig
-	}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: cfg.Context}).ClientConfig()
+	rc, err := restConfig(cfg.Kubeconfig, cfg.Context)
 	if err != nil {
 		return nil, fmt.Errorf("load shards: %w", err)
 	}
