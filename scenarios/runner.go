@@ -28,6 +28,10 @@ type Status struct {
 	Ready    int
 	Calls    reports.Calls
 	Decision string
+	// Shards is how many pods each load runs on (Env.Shards; 0 or 1: in
+	// this process). Sharded loads report their calls when they end, so
+	// Calls stays zero while they run.
+	Shards int
 }
 
 // Env is what every scenario gets: the system's endpoints, the profile, and

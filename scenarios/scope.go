@@ -80,7 +80,7 @@ func (s *Scope) progress() {
 	if s.env.Progress == nil {
 		return
 	}
-	st := Status{Scenario: s.Name, Elapsed: time.Since(s.Start), Expected: s.expected}
+	st := Status{Scenario: s.Name, Elapsed: time.Since(s.Start), Expected: s.expected, Shards: s.env.Shards}
 	s.mu.Lock()
 	st.Phase = s.phase
 	loads := append([]*loadRun(nil), s.loads...)

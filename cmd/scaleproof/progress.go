@@ -108,8 +108,17 @@ func (p *progress) update(s scenarios.Status) {
 
 // statusLine is the one-line state, shared by both modes.
 func statusLine(s scenarios.Status, elapsed time.Duration) string {
-	return fmt.Sprintf("%s  VUs %2d  count %d/%d ready %d  ok %s 429 %s 5xx %s",
-		elapsedOf(elapsed, s.Expected), s.VUs, s.Count, s.Max, s.Ready,
+	return fmt.Sprintf("%s  VUs %2d  count %d/%d ready %d  %s",
+		elapsedOf(elapsed, s.Expected), s.VUs, s.Count, s.Max, s.Ready, callsText(s))
+}
+
+// callsText is the calls so far, "ok N 429 N 5xx N"; while sharded loads
+// run and none has reported yet, it says when they will.
+func callsText(s scenarios.Status) string {
+	if s.Shards > 1 && s.VUs > 0 && s.Calls == (reports.Calls{}) {
+		return fmt.Sprintf("calls: from the %d shards when the load ends", s.Shards)
+	}
+	return fmt.Sprintf("ok %s 429 %s 5xx %s",
 		reports.FormatCount(s.Calls.OK), reports.FormatCount(s.Calls.TooMany), reports.FormatCount(s.Calls.Server5xx))
 }
 
@@ -179,8 +188,7 @@ func (p *progress) newBar(bs *barState, total int64) *mpb.Bar {
 		})
 	}
 	state := line(func(st scenarios.Status) string {
-		return fmt.Sprintf("VUs %d  count %d/%d ready %d  ok %s 429 %s 5xx %s", st.VUs, st.Count, st.Max, st.Ready,
-			reports.FormatCount(st.Calls.OK), reports.FormatCount(st.Calls.TooMany), reports.FormatCount(st.Calls.Server5xx))
+		return fmt.Sprintf("VUs %d  count %d/%d ready %d  %s", st.VUs, st.Count, st.Max, st.Ready, callsText(st))
 	})
 	decision := line(func(st scenarios.Status) string { return "last decision: " + orNone(st.Decision) })
 	return p.bars.New(total, mpb.BarStyle().Lbound("[").Rbound("]"),
