@@ -625,3 +625,18 @@ func TestPagesScaleWorkersSendsWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+func TestShortWorkerName(t *testing.T) {
+	for _, tc := range []struct{ id, want string }{
+		{"g1-a-w1", "w1"},
+		{"worker-g1-a-6f6dc45966-hbmkg", "6f6dc45966-hbmkg"},
+		{"worker-g1-a-canary-6f6dc45966-hbmkg", "canary-6f6dc45966-hbmkg"},
+		{"g1-a-", "g1-a-"},
+		{"other-zone-w1", "other-zone-w1"},
+		{"worker-g1-b-x", "worker-g1-b-x"},
+	} {
+		if got := console.ShortWorkerName(tc.id, "g1", "a"); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.id, got, tc.want)
+		}
+	}
+}

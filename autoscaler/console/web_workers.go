@@ -104,9 +104,7 @@ func (b *rateBook) views(group, zone string, ws []autoscaler.WorkerSample, now t
 			}
 		}
 		v := newWorkerView(w, rate)
-		if n, ok := strings.CutPrefix(w.ID, group+"-"+zone+"-"); ok && n != "" {
-			v.Name = n
-		}
+		v.Name = shortWorkerName(w.ID, group, zone)
 		out = append(out, v)
 	}
 	if len(b.m) > maxRateEntries {
@@ -126,3 +124,16 @@ func (b *rateBook) views(group, zone string, ws []autoscaler.WorkerSample, now t
 // policy's low (30 %) and high (80 %) shares of the limit.
 func (v workerView) LowMark() float64  { return 0.3 * float64(v.Limit) }
 func (v workerView) HighMark() float64 { return 0.8 * float64(v.Limit) }
+
+// shortWorkerName is a worker's ID without its zone's prefix, which every
+// row of the zone repeats: "<group>-<zone>-" on local ("w1"), and the
+// Deployment's "worker-<group>-<zone>-" on Kubernetes ("6f6dc45966-hbmkg",
+// "canary-6f6dc45966-hbmkg"). An ID that is all prefix stays whole.
+func shortWorkerName(id, group, zone string) string {
+	for _, p := range []string{"worker-" + group + "-" + zone + "-", group + "-" + zone + "-"} {
+		if n, ok := strings.CutPrefix(id, p); ok && n != "" {
+			return n
+		}
+	}
+	return id
+}

@@ -1,0 +1,4 @@
+package console
+
+// ShortWorkerName is shortWorkerName, for the external tests.
+var ShortWorkerName = shortWorkerName
