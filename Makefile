@@ -88,13 +88,16 @@ kind-node-image: build ## build the kind node image offline, or load it from $(K
 # `scaleproof load-shard`), so the distributed load and its merge are judged by the very facts
 # that judge a local load, at no extra cluster; each load's "load over N shards" fact checks
 # that every shard reported and that the merged counts are the shards' sum.
+# canary/ is the sustained scenario again with a canary Deployment per zone (--canary): it
+# counts as capacity, is never scaled or deleted, and its share of the calls is a fact.
 E2E_DIR ?= $(or $(ARTIFACTS),$(CURDIR)/_artifacts/e2e)
 E2E_TIMEOUT ?= 30m
 E2E_LOAD_SHARDS ?= 3
 
 .PHONY: e2e
-e2e: deps-kind kind-node-image ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods) and the ginkgo specs (./e2e/), JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
+e2e: deps-kind kind-node-image ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods), sustained with a canary, and the ginkgo specs (./e2e/), JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
 	@rc=0; \
 	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --load-shards $(E2E_LOAD_SHARDS) --artifacts $(E2E_DIR)/run || rc=$$?; \
+	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --canary --scenarios sustained --artifacts $(E2E_DIR)/canary || rc=$$((rc ? rc : $$?)); \
 	SCALEPROOF_E2E_KIND=1 ARTIFACTS=$(E2E_DIR)/specs $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ || rc=$$((rc ? rc : 1)); \
 	echo "make e2e: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
