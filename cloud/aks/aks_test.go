@@ -320,6 +320,7 @@ func TestCreateFailures(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("Create error %v (%T), want a *cloud.Error", err, err)
 			}
+			t.Logf("error: %v", err)
 			if ce.Kind != tc.kind || ce.Permission != tc.permission || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("error %q: kind %q permission %q, want kind %q permission %q and %q", err, ce.Kind, ce.Permission, tc.kind, tc.permission, tc.msg)
 			}
@@ -562,4 +563,82 @@ func mapsEqual(a, b map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// TestAcrPull: the role assignment when the kubelet identity is new to AAD
+// (retried), when the caller may not assign roles (the error says how to
+// grant it by hand), and when it is there already (not listed again).
+func TestAcrPull(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		inject     func(f *aksfake.Server)
+		wantErr    string
+		permission string
+		assigned   int
+	}{
+		{"granted", func(*aksfake.Server) {}, "", "", 1},
+		{
+			name: "the kubelet identity is not in AAD yet",
+			inject: func(f *aksfake.Server) {
+				f.FailPutTimes(aksfake.RoleAssignments, 2, 400, "PrincipalNotFound", "Principal 22222222 does not exist in the directory.")
+			},
+			assigned: 1,
+		},
+		{
+			name:    "no right to assign roles",
+			inject:  func(f *aksfake.Server) { f.Deny("Microsoft.Authorization/roleAssignments/write") },
+			wantErr: "az role assignment create", permission: "Microsoft.Authorization/roleAssignments/write",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			p, _ := newProvider(t, f, nil)
+			ctx := context.Background()
+			c, err := p.Create(ctx, cloud.ClusterName(runID), labels())
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.inject(f)
+			reg, err := p.EnsureRegistry(ctx, labels())
+			if tc.wantErr != "" {
+				var ce *cloud.Error
+				if !errors.As(err, &ce) || ce.Permission != tc.permission || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("EnsureRegistry: %v, want %q naming %s", err, tc.wantErr, tc.permission)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(f.Resources(aksfake.RoleAssignments)); n != tc.assigned {
+				t.Fatalf("%d role assignments, want %d", n, tc.assigned)
+			}
+			if got := kinds(reg.Created); len(got) != 1+tc.assigned {
+				t.Fatalf("registry Created = %v, want the registry and %d role assignment", got, tc.assigned)
+			}
+			again, err := p.EnsureRegistry(ctx, labels())
+			if tc.wantErr == "" && (err != nil || len(again.Created) != 0) {
+				t.Fatalf("EnsureRegistry again: Created %v, %v; want nothing new", kinds(again.Created), err)
+			}
+			f.Reset()
+			down(t, p, c.Created, reg.Created)
+			if left := f.Resources(""); len(left) != 0 {
+				t.Fatalf("after Down: %v", left)
+			}
+		})
+	}
+}
+
+// TestClusterEndpointHandoff: a fake that reports another API server (a
+// kind cluster's, for the end-to-end run) is what the Cluster says.
+func TestClusterEndpointHandoff(t *testing.T) {
+	f := newFake(t)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("kind CA")})
+	f.SetClusterEndpoint("127.0.0.1:6443", ca)
+	p, _ := newProvider(t, f, nil)
+	c, err := p.Create(context.Background(), cloud.ClusterName(runID), labels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server != "https://127.0.0.1:6443" || string(c.CAData) != string(ca) {
+		t.Fatalf("Cluster server %q CA %q, want the kind cluster's", c.Server, c.CAData)
+	}
 }

@@ -69,6 +69,7 @@ type operation struct {
 type armError struct {
 	Status        int
 	Code, Message string
+	times         int // FailPutTimes: this many more, then no more; 0 forever
 }
 
 // Server is the fake. Its exported fields may be set before the first
@@ -126,7 +127,33 @@ func (s *Server) Host() string { return strings.TrimPrefix(s.URL, "https://") }
 func (s *Server) FailPut(typ string, status int, code, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.putFail[typ] = armError{status, code, message}
+	s.putFail[typ] = armError{Status: status, Code: code, Message: message}
+}
+
+// FailPutTimes is FailPut for the next n PUTs of typ only (a new kubelet
+// identity that AAD does not know yet: 400 PrincipalNotFound on the role
+// assignment, then success).
+func (s *Server) FailPutTimes(typ string, n, status int, code, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.putFail[typ] = armError{Status: status, Code: code, Message: message, times: n}
+}
+
+// putFailure is the injected failure of a PUT of typ, counting it down.
+func (s *Server) putFailure(typ string) (armError, bool) {
+	f, ok := s.putFail[typ]
+	if !ok {
+		return f, false
+	}
+	if f.times > 0 {
+		f.times--
+		if f.times == 0 {
+			delete(s.putFail, typ)
+		} else {
+			s.putFail[typ] = f
+		}
+	}
+	return f, true
 }
 
 // FailOperation lets a PUT of typ be accepted (the resource exists) and
@@ -136,7 +163,7 @@ func (s *Server) FailPut(typ string, status int, code, message string) {
 func (s *Server) FailOperation(typ, code, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.opFail[typ] = armError{http.StatusOK, code, message}
+	s.opFail[typ] = armError{Status: http.StatusOK, Code: code, Message: message}
 }
 
 // NeverFinish makes every operation on typ (create and delete) stay
@@ -261,11 +288,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.ARMToken != "" && r.Header.Get("Authorization") != "Bearer "+s.ARMToken {
-		writeErr(w, armError{http.StatusUnauthorized, "InvalidAuthenticationToken", "The access token is missing or invalid."})
+		writeErr(w, armError{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationToken", Message: "The access token is missing or invalid."})
 		return
 	}
 	if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
-		writeErr(w, armError{http.StatusUnauthorized, "AuthenticationFailed", "Authentication failed. The 'Authorization' header is missing."})
+		writeErr(w, armError{Status: http.StatusUnauthorized, Code: "AuthenticationFailed", Message: "Authentication failed. The 'Authorization' header is missing."})
 		return
 	}
 	if strings.HasPrefix(r.URL.Path, "/fake/operations/") {
@@ -277,7 +304,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("api-version") == "" {
-		writeErr(w, armError{http.StatusBadRequest, "MissingApiVersionParameter", "The api-version query parameter (?api-version=) is required for all requests."})
+		writeErr(w, armError{Status: http.StatusBadRequest, Code: "MissingApiVersionParameter", Message: "The api-version query parameter (?api-version=) is required for all requests."})
 		return
 	}
 	s.arm(w, r)
@@ -358,12 +385,12 @@ func nsName(typ string) string {
 func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 	rt, ok := s.parse(r.Method, r.URL.Path)
 	if !ok {
-		writeErr(w, armError{http.StatusNotFound, "InvalidResourceType", "The resource type could not be found: " + r.URL.Path})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "InvalidResourceType", Message: "The resource type could not be found: " + r.URL.Path})
 		return
 	}
 	seg := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	if !strings.EqualFold(seg[1], s.Subscription) {
-		writeErr(w, armError{http.StatusNotFound, "SubscriptionNotFound", "The subscription '" + seg[1] + "' could not be found."})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "SubscriptionNotFound", Message: "The subscription '" + seg[1] + "' could not be found."})
 		return
 	}
 	s.mu.Lock()
@@ -374,7 +401,7 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 		if scope == "" {
 			scope = "/subscriptions/" + s.Subscription
 		}
-		writeErr(w, armError{http.StatusForbidden, "AuthorizationFailed", fmt.Sprintf(
+		writeErr(w, armError{Status: http.StatusForbidden, Code: "AuthorizationFailed", Message: fmt.Sprintf(
 			"The client 'fake-client' with object id '11111111-1111-1111-1111-111111111111' does not have authorization to perform action '%s' over scope '%s' or the scope is invalid. If access was recently granted, please refresh your credentials.",
 			rt.action, scope)})
 		return
@@ -398,20 +425,20 @@ func (s *Server) arm(w http.ResponseWriter, r *http.Request) {
 	case r.Method == http.MethodDelete:
 		s.delete(w, r, rt)
 	default:
-		writeErr(w, armError{http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method + " is not allowed here"})
+		writeErr(w, armError{Status: http.StatusMethodNotAllowed, Code: "MethodNotAllowed", Message: r.Method + " is not allowed here"})
 	}
 }
 
 func (s *Server) notFound(w http.ResponseWriter, rt route) {
 	if rt.typ != ResourceGroups && s.res[strings.ToLower(s.groupID(rt.rg))] == nil {
-		writeErr(w, armError{http.StatusNotFound, "ResourceGroupNotFound", "Resource group '" + rt.rg + "' could not be found."})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "ResourceGroupNotFound", Message: "Resource group '" + rt.rg + "' could not be found."})
 		return
 	}
 	if rt.typ == ResourceGroups {
-		writeErr(w, armError{http.StatusNotFound, "ResourceGroupNotFound", "Resource group '" + rt.name + "' could not be found."})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "ResourceGroupNotFound", Message: "Resource group '" + rt.name + "' could not be found."})
 		return
 	}
-	writeErr(w, armError{http.StatusNotFound, "ResourceNotFound", fmt.Sprintf("The Resource '%s/%s' under resource group '%s' was not found.", nsName(rt.typ), rt.name, rt.rg)})
+	writeErr(w, armError{Status: http.StatusNotFound, Code: "ResourceNotFound", Message: fmt.Sprintf("The Resource '%s/%s' under resource group '%s' was not found.", nsName(rt.typ), rt.name, rt.rg)})
 }
 
 func (s *Server) list(w http.ResponseWriter, typ string) {
@@ -432,7 +459,7 @@ func (s *Server) list(w http.ResponseWriter, typ string) {
 // put creates or updates a resource: resource groups at once (200/201),
 // clusters and registries as an operation (201 + Azure-AsyncOperation).
 func (s *Server) put(w http.ResponseWriter, r *http.Request, rt route) {
-	if f, ok := s.putFail[rt.typ]; ok {
+	if f, ok := s.putFailure(rt.typ); ok {
 		writeErr(w, f)
 		return
 	}
@@ -444,11 +471,11 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, rt route) {
 		Identity   map[string]any    `json:"identity"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-		writeErr(w, armError{http.StatusBadRequest, "InvalidRequestContent", "The request content was invalid: " + err.Error()})
+		writeErr(w, armError{Status: http.StatusBadRequest, Code: "InvalidRequestContent", Message: "The request content was invalid: " + err.Error()})
 		return
 	}
 	if in.Location == "" {
-		writeErr(w, armError{http.StatusBadRequest, "LocationRequired", "The location property is required for this definition."})
+		writeErr(w, armError{Status: http.StatusBadRequest, Code: "LocationRequired", Message: "The location property is required for this definition."})
 		return
 	}
 	key := strings.ToLower(rt.id)
@@ -562,7 +589,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 // post answers a cluster's listClusterUserCredential.
 func (s *Server) post(w http.ResponseWriter, r *http.Request, rt route) {
 	if r.Method != http.MethodPost || rt.typ != ManagedClusters || !strings.EqualFold(rt.suffix, "listClusterUserCredential") {
-		writeErr(w, armError{http.StatusNotFound, "InvalidResourceType", "no such action " + rt.suffix})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "InvalidResourceType", Message: "no such action " + rt.suffix})
 		return
 	}
 	res := s.res[strings.ToLower(rt.id)]
@@ -607,23 +634,23 @@ func (s *Server) roleAssignment(w http.ResponseWriter, r *http.Request, rt route
 	key := strings.ToLower(rt.id)
 	switch r.Method {
 	case http.MethodPut:
-		if f, ok := s.putFail[RoleAssignments]; ok {
+		if f, ok := s.putFailure(RoleAssignments); ok {
 			writeErr(w, f)
 			return
 		}
 		if s.res[strings.ToLower(rt.scope)] == nil {
-			writeErr(w, armError{http.StatusNotFound, "ResourceNotFound", "The scope '" + rt.scope + "' was not found."})
+			writeErr(w, armError{Status: http.StatusNotFound, Code: "ResourceNotFound", Message: "The scope '" + rt.scope + "' was not found."})
 			return
 		}
 		if s.res[key] != nil {
-			writeErr(w, armError{http.StatusConflict, "RoleAssignmentExists", "The role assignment already exists."})
+			writeErr(w, armError{Status: http.StatusConflict, Code: "RoleAssignmentExists", Message: "The role assignment already exists."})
 			return
 		}
 		var in struct {
 			Properties map[string]any `json:"properties"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Properties["principalId"] == nil || in.Properties["roleDefinitionId"] == nil {
-			writeErr(w, armError{http.StatusBadRequest, "InvalidRoleAssignmentRequest", "principalId and roleDefinitionId are required"})
+			writeErr(w, armError{Status: http.StatusBadRequest, Code: "InvalidRoleAssignmentRequest", Message: "principalId and roleDefinitionId are required"})
 			return
 		}
 		in.Properties["scope"] = rt.scope
@@ -633,7 +660,7 @@ func (s *Server) roleAssignment(w http.ResponseWriter, r *http.Request, rt route
 	case http.MethodGet:
 		res := s.res[key]
 		if res == nil {
-			writeErr(w, armError{http.StatusNotFound, "RoleAssignmentNotFound", "The role assignment '" + rt.name + "' is not found."})
+			writeErr(w, armError{Status: http.StatusNotFound, Code: "RoleAssignmentNotFound", Message: "The role assignment '" + rt.name + "' is not found."})
 			return
 		}
 		writeJSON(w, http.StatusOK, s.body(res))
@@ -681,7 +708,7 @@ func (s *Server) operationStatus(w http.ResponseWriter, r *http.Request, id stri
 	defer s.mu.Unlock()
 	op := s.ops[id]
 	if op == nil {
-		writeErr(w, armError{http.StatusNotFound, "NotFound", "operation " + id + " not found"})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "NotFound", Message: "operation " + id + " not found"})
 		return
 	}
 	s.step(op)
@@ -697,7 +724,7 @@ func (s *Server) locationStatus(w http.ResponseWriter, r *http.Request, id strin
 	defer s.mu.Unlock()
 	op := s.ops[id]
 	if op == nil {
-		writeErr(w, armError{http.StatusNotFound, "NotFound", "operation " + id + " not found"})
+		writeErr(w, armError{Status: http.StatusNotFound, Code: "NotFound", Message: "operation " + id + " not found"})
 		return
 	}
 	s.step(op)
@@ -708,7 +735,7 @@ func (s *Server) locationStatus(w http.ResponseWriter, r *http.Request, id strin
 	case "Succeeded":
 		w.WriteHeader(http.StatusOK)
 	default:
-		writeErr(w, armError{http.StatusInternalServerError, op.fail.Code, op.fail.Message})
+		writeErr(w, armError{Status: http.StatusInternalServerError, Code: op.fail.Code, Message: op.fail.Message})
 	}
 }
 
