@@ -96,6 +96,9 @@ func NewWith(o cloud.Options, d Deps) (*Provider, error) {
 		}
 	}
 	o = withDefaults(o)
+	if o.Endpoint == "" && o.PollInterval < time.Second {
+		o.PollInterval = time.Second // the SDK's floor against Azure
+	}
 	if o.NodeMin < 0 || o.NodeMax < o.NodeMin || o.NodeMax < 1 {
 		return nil, fmt.Errorf("aks: node pool bounds %d..%d: want 0 <= min <= max, max >= 1", o.NodeMin, o.NodeMax)
 	}
