@@ -642,3 +642,44 @@ func TestClusterEndpointHandoff(t *testing.T) {
 		t.Fatalf("Cluster server %q CA %q, want the kind cluster's", c.Server, c.CAData)
 	}
 }
+
+// TestRegistryFirst: EnsureRegistry before Create makes the resource group
+// and lists it; Create then grants AcrPull and lists it; Down in reverse
+// leaves nothing.
+func TestRegistryFirst(t *testing.T) {
+	f := newFake(t)
+	p, _ := newProvider(t, f, nil)
+	ctx := context.Background()
+	reg, err := p.EnsureRegistry(ctx, labels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := cloud.ClusterName(runID)
+	c, err := p.Create(ctx, name, labels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := kinds(reg.Created), []string{"resource group " + group, "registry " + aks.RegistryName(runID)}; !slices.Equal(got, want) {
+		t.Fatalf("registry Created = %v, want %v", got, want)
+	}
+	if got := kinds(c.Created); len(got) != 2 || got[0] != "cluster "+name || !strings.HasPrefix(got[1], "role assignment ") {
+		t.Fatalf("cluster Created = %v, want the cluster and the AcrPull role assignment", got)
+	}
+	down(t, p, reg.Created, c.Created)
+	if left := f.Resources(""); len(left) != 0 {
+		t.Fatalf("after Down: %v", left)
+	}
+}
+
+func TestRegistryName(t *testing.T) {
+	for _, tc := range []struct{ runID, want string }{
+		{"20261202-0310", "scaleproof202612020310"},
+		{"Run_A.b", "scaleproofrunab"},
+		{strings.Repeat("x", 80), "scaleproof" + strings.Repeat("x", 40)},
+		{"", "scaleproof"},
+	} {
+		if got := aks.RegistryName(tc.runID); got != tc.want || len(got) < 5 || len(got) > 50 {
+			t.Errorf("RegistryName(%q) = %q, want %q (5..50 letters and digits)", tc.runID, got, tc.want)
+		}
+	}
+}
