@@ -295,9 +295,11 @@ func TestCreateFailures(t *testing.T) {
 			msg: "create resource group " + group,
 		},
 		{
-			name:   "credentials refused after the cluster is running",
-			inject: func(f *aksfake.Server) { f.Deny("Microsoft.ContainerService/managedClusters/listClusterUserCredential/action") },
-			kind:   "permission", permission: "Microsoft.ContainerService/managedClusters/listClusterUserCredential/action",
+			name: "credentials refused after the cluster is running",
+			inject: func(f *aksfake.Server) {
+				f.Deny("Microsoft.ContainerService/managedClusters/listClusterUserCredential/action")
+			},
+			kind: "permission", permission: "Microsoft.ContainerService/managedClusters/listClusterUserCredential/action",
 			msg: "read credentials of cluster " + name, created: []string{"resource group " + group, "cluster " + name},
 		},
 		{
