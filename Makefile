@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 GOFLAGS_BUILD := -trimpath -ldflags "$(LDFLAGS)"
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build run run-published test test-short bench fmt vet clean help deps
+.PHONY: all build run run-published test test-short bench fmt vet lint-workflows clean help deps
 
 all: build
 
@@ -27,15 +27,33 @@ run: build ## run the five scenarios on local processes (quick profile) and prin
 run-published: build ## the published load test's settings, from Ramen 0.7.5's autoscaling notes (about 15 minutes on local)
 	$(BIN)/scaleproof run --platform local --profile published
 
-deps: deps-chromium deps-prometheus ## install what the tests need from Debian (chromium for the HTML report test, prometheus + promtool for the hpa tests)
+deps: deps-chromium deps-prometheus deps-shellcheck ## install what the tests need from Debian (chromium for the HTML report test, prometheus + promtool for the hpa tests, shellcheck for the workflows' scripts)
 
 vet: ## go vet
 	$(GO) vet ./...
 
+# actionlint checks the GitHub workflows (.github/workflows: the nightly cloud
+# run and the janitor) and the local action they use: syntax, expressions,
+# the inputs of every action, job needs, and with shellcheck on the PATH (make
+# deps installs Debian's) the scripts of every run: step too; without it
+# actionlint skips that part and says nothing. It is built from the Go module
+# proxy once into $(BIN)/actionlint-<version>/ (about 10 s cold; the Go build
+# cache keeps it for the next clean checkout). v1.7.12 is the newest the proxy
+# serves and builds with Go 1.26.
+ACTIONLINT_VERSION ?= v1.7.12
+ACTIONLINT := $(BIN)/actionlint-$(ACTIONLINT_VERSION)/actionlint
+
+$(ACTIONLINT):
+	GOBIN=$(abspath $(dir $@)) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+lint-workflows: $(ACTIONLINT) ## actionlint over .github/workflows (and shellcheck over their scripts when installed)
+	@command -v shellcheck >/dev/null 2>&1 || echo "lint-workflows: no shellcheck on the PATH: the run: scripts are not checked (make deps-shellcheck)"
+	$(ACTIONLINT) -color=false
+
 # make test lists the tests that skipped (no chromium, no prometheus) at the
 # end, before go test's closing line: the tests record why in the file named
 # by $SCALEPROOF_SKIP_LOG (internal/skips) and hack/skipped.awk prints it.
-test: vet ## the whole suite with the race detector (includes the quick end-to-end run on local); lists skipped tests at the end
+test: vet lint-workflows ## the whole suite with the race detector (includes the quick end-to-end run on local); lists skipped tests at the end
 	@skips=$$(mktemp) && rcf=$$(mktemp) && trap 'rm -f "$$skips" "$$rcf"' EXIT && \
 	echo "$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./..." && \
 	{ SCALEPROOF_SKIP_LOG="$$skips" $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1; echo $$? >"$$rcf"; } | \
@@ -60,6 +78,10 @@ clean: ## remove binaries and artifacts
 .PHONY: deps-chromium
 deps-chromium: ## install Debian's chromium for the HTML report's browser test (needs root; no-op when present)
 	@command -v chromium >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; }
+
+.PHONY: deps-shellcheck
+deps-shellcheck: ## install Debian's shellcheck, which actionlint runs over the workflows' scripts (needs root; no-op when present; make lint-workflows works without it)
+	@command -v shellcheck >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends shellcheck; }
 
 .PHONY: deps-prometheus
 # Debian's package also installs prometheus.service, which a systemd host would
