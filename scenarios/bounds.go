@@ -8,6 +8,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -229,8 +230,17 @@ func FactAuditActors(audit []consoleclient.AuditEntry, a AuditActors) *reports.F
 		}
 	}
 	return fact(factAuditActors, len(bad) == 0,
-		"%d entries: %d forced changes (the harness makes each with the key %s), %d autoscale steps (%s), %d refused attempts (each by the key that tried)%s",
-		len(audit), forced, a.Changer, steps, a.Scheduler, refusals, listed(bad))
+		"%s: %s (the harness makes each with the key %s), %s (%s), %s (each by the key that tried)%s",
+		countOf(len(audit), "entry", "entries"), countOf(forced, "forced change", "forced changes"), a.Changer,
+		countOf(steps, "autoscale step", "autoscale steps"), a.Scheduler, countOf(refusals, "refused attempt", "refused attempts"), listed(bad))
+}
+
+// countOf renders n with its noun: "1 entry", "3 entries".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // auditPolicy is the audit action of a zone's policy change (the reference
@@ -248,7 +258,8 @@ func (s *Scope) probeBounds(ctx context.Context) {
 	e := s.env
 	g, ga := e.Endpoints.Group, e.Endpoints.Keys.GroupAdmin
 	start := s.snapshot(ctx, s.Zone)
-	if !s.Check("the zone is readable before the bounds probes", start.Err == "", "%s", start.Err) {
+	if !s.Check("the zone is readable before the bounds probes", start.Err == "", "%s",
+		errOr(nilIfEmpty(start.Err), "count %d, max %d, %s", start.Count, start.Max, countOf(len(start.Audit), "audit entry", "audit entries"))) {
 		return
 	}
 	seen := map[uint64]bool{}
@@ -281,8 +292,9 @@ func (s *Scope) probeBounds(ctx context.Context) {
 		}
 		ok := err == nil && st == http.StatusUnprocessableEntity && after.Err == "" && after.Count == c && after.Max == m && len(invalid) > 0
 		s.Check(p.name+": nothing changed, error:invalid audited", ok,
-			"%s; count %d -> %d, max %d -> %d (GET after it%s); %d new error:invalid entries by %s %v",
-			httpDetail(st, err), c, after.Count, m, after.Max, suffix(after.Err), len(invalid), ga.Name, invalid)
+			"%s; count %d -> %d, max %d -> %d (GET after it%s); %s by %s %v",
+			httpDetail(st, err), c, after.Count, m, after.Max, suffix(after.Err),
+			countOf(len(invalid), "new error:invalid entry", "new error:invalid entries"), ga.Name, invalid)
 		if after.Err == "" {
 			c, m = after.Count, after.Max // judge the next probe against what is, not what was
 		}
@@ -309,4 +321,12 @@ func (s *Scope) probeAdminReads(ctx context.Context, who, key string) {
 	parts = append(parts, "GET …/policy "+httpDetail(st, err))
 	s.Check(who+" gets 403 on every admin-only read (the audit log, the zone's audit, the zone's policy)", ok,
 		"%s", strings.Join(parts, "; "))
+}
+
+// nilIfEmpty is an error of msg, nil for "".
+func nilIfEmpty(msg string) error {
+	if msg == "" {
+		return nil
+	}
+	return errors.New(msg)
 }

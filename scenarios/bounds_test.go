@@ -64,7 +64,7 @@ func TestFactAuditActors(t *testing.T) {
 		passed bool
 		says   string
 	}{
-		{"each by its actor", clean, true, "6 entries: 3 forced changes (the harness makes each with the key ga), 1 autoscale steps (scheduler), 2 refused"},
+		{"each by its actor", clean, true, "6 entries: 3 forced changes (the harness makes each with the key ga), 1 autoscale step (scheduler), 2 refused attempts"},
 		{"a forced count named the scheduler", with(entry(7, "scheduler", "workers.count", map[string]string{"from": "3", "to": "1"}, "")),
 			false, "#7 workers.count from:3 to:1 by scheduler: a forced change, made with the key ga"},
 		{"an autoscale step named a key", with(entry(7, "ga", "workers.autoscale", map[string]string{"action": "down", "from": "3", "to": "2"}, "")),
