@@ -95,9 +95,14 @@ func (s *Scope) inPlannedOutage(t time.Time) bool {
 // forceCount sets the zone's count to n as an admin (a forced change, which
 // starts the cooldowns) and waits until n workers are ready and a call is
 // served. It returns the console's time of the change (its audit entry),
-// or the time of the PUT's answer when the audit has none.
+// or the time of the PUT's answer when the audit has none. The first forced
+// count of a scenario also creates the group's other zone, which the
+// scenario must leave alone (ensureSibling).
 func (s *Scope) forceCount(ctx context.Context, n int) (time.Time, error) {
 	e := s.env
+	if err := s.ensureSibling(ctx); err != nil {
+		return time.Now(), err
+	}
 	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &n})
 	answered := time.Now()
 	if err != nil || st != http.StatusOK {

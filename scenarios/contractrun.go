@@ -78,6 +78,9 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 		cs = e.contractSettings(ctx)
 	}
 	facts := JudgeContract(cs, tr)
+	if f := FactAuditActors(entries, s.auditActors()); f != nil {
+		facts = append(facts, *f)
+	}
 	for _, f := range facts {
 		if e.Policy == PolicyHPA && !auditFact(f.Name) {
 			continue
@@ -88,7 +91,7 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 
 func auditFact(name string) bool {
 	switch name {
-	case "holds are not audited", "every change of the count has exactly one audit entry":
+	case "holds are not audited", "every change of the count has exactly one audit entry", factAuditActors:
 		return true
 	}
 	return len(name) > 22 && name[:22] == "every change's audit e"
@@ -96,8 +99,13 @@ func auditFact(name string) bool {
 
 // lowerMax is an admin's PUT max_count under the count, recorded with what
 // its answer and a GET right after it showed (FactLoweredMaxInRequest).
+// It creates the group's other zone first when the scenario has none
+// (ensureSibling).
 func (s *Scope) lowerMax(ctx context.Context, to int) (int, error) {
 	e := s.env
+	if err := s.ensureSibling(ctx); err != nil {
+		return 0, err
+	}
 	z, st, err := e.Console.PutZoneView(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{MaxCount: &to})
 	at := time.Now()
 	l := MaxLowering{At: at, To: to, PutCount: -1, GetCount: -1}

@@ -14,7 +14,11 @@ import (
 // 403 each; an admin's invalid count 0 is refused (4xx); count and max
 // unchanged; the audit has error:forbidden with each actor and error:invalid
 // with the admin; a viewer reads the count only (Ramen 0.7.5's autoscaling notes, "The bounds",
-// "Audit and logs").
+// "Audit and logs"). Viewer and MCP-user keys get 403 on every admin-only
+// read (the audit log, the zone's policy); the admin's bounds probes (a
+// count above the max, a max below 1, a max and count that disagree) are
+// 422 and change nothing (probeBounds); the group's other zone, created
+// beside the scenario's, does not move (ensureSibling).
 func ViewerRefused() Scenario {
 	return Scenario{
 		Name:     "viewer-refused",
@@ -23,6 +27,9 @@ func ViewerRefused() Scenario {
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			g := e.Endpoints.Group
 			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
+				return err
+			}
+			if err := s.ensureSibling(ctx); err != nil {
 				return err
 			}
 			before := s.sampler.SampleNow(ctx)
@@ -39,11 +46,14 @@ func ViewerRefused() Scenario {
 				z, st, err := e.Console.GetZone(ctx, k.key, g, s.Zone)
 				s.Check(k.who+" reads the count only", err == nil && st == http.StatusOK && z.MaxCount == nil,
 					"%s, max_count shown: %v", httpDetail(st, err), z.MaxCount != nil)
+				s.probeAdminReads(ctx, k.who, k.key)
 			}
 			zero := 0
 			st, err := e.Console.PutZone(ctx, s.admin(), g, s.Zone, consoleclient.Update{Count: &zero})
 			s.Check("an admin's invalid count 0 is refused with 4xx", err == nil && st/100 == 4 && st != http.StatusForbidden,
 				"%s", httpDetail(st, err))
+			s.Phase("bounds probes")
+			s.probeBounds(ctx)
 			after := s.sampler.SampleNow(ctx)
 			s.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
 				"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
@@ -250,7 +260,10 @@ func Burst() Scenario {
 // MaxLowered: "the max lowered under load". At max under load an admin sets
 // max 1: the count is 1 at the next sample, the audit shows
 // workers.max_count from:3 to:1, and nothing answers 5xx while the removed
-// workers drain.
+// workers drain. Held at the max, before the lowering, the admin's bounds
+// probes are 422 and change nothing (probeBounds); the group's other zone,
+// created beside the scenario's with its own max and no load, does not move
+// (ensureSibling): the table's calls are the scenario zone's alone.
 func MaxLowered() Scenario {
 	return Scenario{
 		Name:  "max-lowered",
@@ -262,10 +275,15 @@ func MaxLowered() Scenario {
 			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
 				return err
 			}
+			if err := s.ensureSibling(ctx); err != nil {
+				return err
+			}
 			l, err := loadUntilMax(ctx, e, s, e.Profile.UpTimeout+e.Profile.LoweredHold)
 			if err != nil || s.verdict.UpToMaxS < 0 {
 				return err
 			}
+			s.Phase("bounds probes at the max under load")
+			s.probeBounds(ctx)
 			s.Phase("admin sets max 1 under load")
 			st, err := s.lowerMax(ctx, 1)
 			s.Check("admin PUT max_count 1 is 200", err == nil && st == http.StatusOK, "%s", httpDetail(st, err))

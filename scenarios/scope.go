@@ -41,6 +41,7 @@ type Scope struct {
 	maxCount int
 	lowered  []MaxLowering
 	watch    *inflightWatch // the workers' in-flight while a load runs (imbalance.go)
+	sibling  *sibling       // the group's other zone, when the scenario changes a bound (bounds.go)
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -254,6 +255,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	jctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	s.judgeContract(jctx, end)
 	cancel()
+	s.judgeSibling()
 	if len(loads) > 0 && !s.noFiveXX {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}

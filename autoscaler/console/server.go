@@ -22,6 +22,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	Step *autoscaler.StepConfig
 	// Pages configure the web pages under /ui/ (web.go).
 	Pages PagesOptions
+	// Faults are planted bugs (internal/faults) for the self-test; nil in
+	// every real run. The console API honours audit-readable-by-viewer.
+	Faults faults.Set
 }
 
 // Server is the console's HTTP handler.
@@ -60,6 +64,7 @@ type Server struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	step   *autoscaler.StepConfig
+	faults faults.Set
 	// handler is mux behind serve.RejectNonCanonical: a path with an empty,
 	// "." or ".." segment is a JSON 404, not the mux's redirect.
 	handler http.Handler
@@ -83,7 +88,8 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: http.NewServeMux(), step: o.Step}
+	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: http.NewServeMux(), step: o.Step,
+		faults: o.Faults}
 
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(newCollector(o.Controller)); err != nil {
@@ -531,7 +537,7 @@ func (s *Server) getAudit(w http.ResponseWriter, r *http.Request, p Principal) {
 		}
 		aq.Limit = n
 	}
-	if !p.MayReadAudit() {
+	if !p.MayReadAudit() && !s.viewerReadsAudit(p) {
 		writeError(w, http.StatusForbidden, "the audit log is for super admins and group admins")
 		return
 	}
@@ -609,4 +615,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// viewerReadsAudit is the audit-readable-by-viewer fault (a planted bug for
+// the self-test): a viewer key reads the whole audit log.
+func (s *Server) viewerReadsAudit(p Principal) bool {
+	return p.Role == RoleViewer && s.faults.On(faults.AuditReadableByViewer)
 }

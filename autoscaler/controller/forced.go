@@ -53,6 +53,15 @@ func (c *Controller) SetCount(ctx context.Context, actor, group, zone string, co
 //     the zone may scale up at once;
 //   - audited as workers.max_count from: to: and workers.count from: to:.
 func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Change) (ZoneView, error) {
+	leak := c.leaksMax(group, zone, ch) // the max-leaks-to-group fault (faults_bounds.go)
+	v, err := c.apply(ctx, actor, group, zone, ch)
+	if err == nil && leak {
+		c.leakMax(group, zone, v.MaxCount)
+	}
+	return v, err
+}
+
+func (c *Controller) apply(ctx context.Context, actor, group, zone string, ch Change) (ZoneView, error) {
 	action := ch.AuditAction()
 	if !ValidName(group) || !ValidName(zone) {
 		f := "group"
@@ -109,7 +118,7 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 	case newCount < 1:
 		return ZoneView{}, c.invalid(actor, group, zone, action, &ValidationError{Field: "count",
 			Reason: fmt.Sprintf("%d is below 1", newCount)})
-	case newCount > newMax && !lazy:
+	case newCount > newMax && !lazy && !c.acceptsAboveMax(ch):
 		return ZoneView{}, c.invalid(actor, group, zone, action, &ValidationError{Field: "count",
 			Reason: fmt.Sprintf("%d is above max_count %d", newCount, newMax)})
 	}
@@ -142,7 +151,7 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 		case ch.Count == nil:
 			reason = fmt.Sprintf("max lowered to %d", newMax)
 		}
-		audits = append(audits, store.AuditEntry{At: now, Actor: actor, Group: group, Zone: zone,
+		audits = append(audits, store.AuditEntry{At: now, Actor: c.countActor(actor), Group: group, Zone: zone,
 			Action: AuditCount, Tags: map[string]string{"from": itoa(old.Count), "to": itoa(newCount), "reason": reason}})
 	}
 

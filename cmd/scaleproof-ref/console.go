@@ -280,7 +280,8 @@ func runConsole(ctx context.Context, o consoleFlags) error {
 		return err
 	}
 	health := &serve.Health{}
-	h, err := console.New(console.Options{Controller: ctrl, Store: st, Keys: keys, Health: health, Logger: log, Step: &cfg})
+	h, err := console.New(console.Options{Controller: ctrl, Store: st, Keys: keys, Health: health, Logger: log, Step: &cfg,
+		Faults: o.faults})
 	if err != nil {
 		return err
 	}
