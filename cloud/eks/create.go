@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
@@ -54,7 +55,7 @@ func (p *Provider) Create(ctx context.Context, name string, labels map[string]st
 	}
 
 	p.progress("creating cluster %s in subnets %v (EKS Auto Mode)", name, subnets)
-	out, err := p.eks.CreateCluster(ctx, &eks.CreateClusterInput{
+	in := &eks.CreateClusterInput{
 		Name:    aws.String(name),
 		RoleArn: aws.String(clusterARN),
 		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{
@@ -79,9 +80,22 @@ func (p *Provider) Create(ctx context.Context, name string, labels map[string]st
 		},
 		BootstrapSelfManagedAddons: aws.Bool(false),
 		Tags:                       labels,
+	}
+	// A role IAM has just made may not be assumable by EKS for some
+	// seconds (IAM is eventually consistent): EKS then says it "could not
+	// be assumed". That answer is retried every PollInterval, at most
+	// OperationTimeout.
+	var out *eks.CreateClusterOutput
+	err = p.poll(ctx, op+" (waiting for IAM to propagate the new roles)", func(ctx context.Context) (bool, string, error) {
+		var err error
+		out, err = p.eks.CreateCluster(ctx, in)
+		if code(err) == "InvalidParameterException" && strings.Contains(err.Error(), "could not be assumed") {
+			return false, "role not yet assumable", nil
+		}
+		return err == nil, "", apiError(op, "eks:CreateCluster", err)
 	})
 	if err != nil {
-		return c, apiError(op, "eks:CreateCluster", err)
+		return c, err
 	}
 	c.Created = append(c.Created, clusterResource(out.Cluster, name, labels))
 

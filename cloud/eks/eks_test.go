@@ -512,3 +512,24 @@ func TestCallsListEveryCallMade(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateWaitsForIAMPropagation: EKS refusing a just-made role ("could
+// not be assumed") is retried until IAM has propagated it.
+func TestCreateWaitsForIAMPropagation(t *testing.T) {
+	fake := eksfake.New()
+	defer fake.Close()
+	fake.SetRolePropagation(2)
+	p := newProvider(t, fake)
+	if _, err := p.Create(context.Background(), "scaleproof-iam", labels()); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, c := range fake.Calls() {
+		if c == "eks:CreateCluster" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("CreateCluster called %d times, want 3 (two refusals, then created)", n)
+	}
+}

@@ -25,7 +25,7 @@ var calls = []cloud.Call{
 	call(svcIAM, "PassRole", "Create: (a permission, not a call) CreateCluster hands the two roles to EKS"),
 	call(svcEC2, "DescribeVpcs", "Create: the region's default VPC (isDefault=true)"),
 	call(svcEC2, "DescribeSubnets", "Create: its default subnets, one an Availability Zone"),
-	call(svcEKS, "CreateCluster", "Create: the cluster, tagged, authentication mode API with the caller's admin access entry, EKS Auto Mode (compute, block storage, load balancing)"),
+	call(svcEKS, "CreateCluster", "Create: the cluster, tagged, authentication mode API with the caller's admin access entry, EKS Auto Mode (compute, block storage, load balancing); retried while IAM propagates the new roles"),
 	call(svcEKS, "DescribeCluster", "Create, Adopt, Delete, List: the cluster's status (polled until ACTIVE or gone), endpoint, CA and tags"),
 	call(svcSTS, "GetCallerIdentity", "Token: presigned in-process with the x-k8s-aws-id header (the EKS bearer token); the SDK sends nothing"),
 	call(svcECR, "DescribeRepositories", "EnsureRegistry: find "+RepositoryName+"; List: every repository"),
@@ -92,7 +92,7 @@ func (p *Provider) Plan(o cloud.Options) cloud.Plan {
 		rs = append(rs,
 			cloud.Resource{Kind: "role", Name: cr, ID: "path " + RolePath + ", trusted by eks.amazonaws.com, policies " + fmt.Sprint(clusterPolicies), Labels: labels},
 			cloud.Resource{Kind: "role", Name: nr, ID: "path " + RolePath + ", trusted by ec2.amazonaws.com, policies " + fmt.Sprint(nodePolicies), Labels: labels},
-			cloud.Resource{Kind: "cluster", Name: name, ID: "region " + p.o.Region + ", the default VPC's default subnets (refused if the region has none), EKS Auto Mode: the cloud grows the nodes", Labels: labels},
+			cloud.Resource{Kind: "cluster", Name: name, ID: "region " + p.o.Region + ", the default VPC's default subnets (refused if the region has none), EKS Auto Mode: the cloud grows and shrinks the nodes (the node bounds and machine type are not applied: Auto Mode picks them)", Labels: labels},
 		)
 	}
 	rs = append(rs, cloud.Resource{Kind: "repository", Name: RepositoryName, ID: "ECR in " + p.o.Region + " (created only if missing)", Labels: labels})

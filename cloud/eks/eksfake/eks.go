@@ -149,8 +149,15 @@ func (s *Server) createCluster(w http.ResponseWriter, body map[string]any) {
 		return
 	}
 	if !s.roleARNExists(roleARN) {
-		eksError(w, "InvalidParameterException", "Role with arn: "+roleARN+", could not be assumed because it does not exist")
+		eksError(w, "InvalidParameterException", "Role with arn: "+roleARN+", could not be assumed because it does not exist or the trusted entity is not correct")
 		return
+	}
+	for _, r := range s.roles {
+		if r.arn == roleARN && r.unseen > 0 {
+			r.unseen--
+			eksError(w, "InvalidParameterException", "Role with arn: "+roleARN+", could not be assumed because it does not exist or the trusted entity is not correct")
+			return
+		}
 	}
 	vpcCfg, _ := body["resourcesVpcConfig"].(map[string]any)
 	ids, _ := vpcCfg["subnetIds"].([]any)

@@ -59,6 +59,7 @@ type Server struct {
 	polls        int
 	pageSize     int
 	stuck        bool
+	propagation  int
 	failClusters bool
 	failures     map[string]failure
 	calls        []string
@@ -91,6 +92,7 @@ type nodegroup struct {
 
 type role struct {
 	name, path, arn, trust string
+	unseen                 int // CreateCluster calls that cannot assume it yet
 	tags                   [][2]string
 	policies               []string
 }
@@ -147,6 +149,11 @@ func (s *Server) SetPolls(n int) { s.mu.Lock(); s.polls = n; s.mu.Unlock() }
 // SetStuck keeps every CREATING cluster CREATING (true) or lets them go on
 // (false).
 func (s *Server) SetStuck(stuck bool) { s.mu.Lock(); s.stuck = stuck; s.mu.Unlock() }
+
+// SetRolePropagation makes a new IAM role unusable by the next n
+// CreateCluster calls (InvalidParameterException "could not be assumed"),
+// as IAM's eventual consistency does in AWS.
+func (s *Server) SetRolePropagation(n int) { s.mu.Lock(); s.propagation = n; s.mu.Unlock() }
 
 // FailClusters makes clusters end FAILED instead of ACTIVE after creating:
 // the cluster exists (and can be deleted) but Create fails.

@@ -188,7 +188,7 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 			queryError(w, "ErrorResponse", "MalformedPolicyDocument", "The trust policy is not JSON.")
 			return
 		}
-		r = &role{name: name, path: path, arn: "arn:aws:iam::" + s.Account + ":role" + path + name, trust: trust, tags: iamTags(f)}
+		r = &role{name: name, path: path, arn: "arn:aws:iam::" + s.Account + ":role" + path + name, trust: trust, tags: iamTags(f), unseen: s.propagation}
 		s.roles[name] = r
 		iamResult(w, ns, action, x("Role", s.roleXML(r)))
 	case "AttachRolePolicy", "DetachRolePolicy":
