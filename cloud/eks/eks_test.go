@@ -533,3 +533,20 @@ func TestCreateWaitsForIAMPropagation(t *testing.T) {
 		t.Errorf("CreateCluster called %d times, want 3 (two refusals, then created)", n)
 	}
 }
+
+// TestCreateReturnsTheFakesEndpoint: the fake can hand out another
+// cluster's API server and CA (a kind cluster's, for the run that goes from
+// Up to the scenarios), and Create passes them through as they are.
+func TestCreateReturnsTheFakesEndpoint(t *testing.T) {
+	fake := eksfake.New()
+	defer fake.Close()
+	fake.APIServer = "https://127.0.0.1:40123"
+	fake.CAData = []byte("-----BEGIN CERTIFICATE-----\nkind\n-----END CERTIFICATE-----\n")
+	c, err := newProvider(t, fake).Create(context.Background(), "scaleproof-handoff", labels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Server != fake.APIServer || string(c.CAData) != string(fake.CAData) {
+		t.Errorf("cluster endpoint %q CA %q, want the fake's %q %q", c.Server, c.CAData, fake.APIServer, fake.CAData)
+	}
+}
