@@ -1,0 +1,273 @@
+package eks
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"github.com/aws/aws-sdk-go-v2/service/iam"
+	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+
+	"github.com/scaleproof/scaleproof/cloud"
+)
+
+// The trust policies of the two roles: EKS (with sts:TagSession, which Auto
+// Mode needs) and EC2 for the nodes.
+const (
+	clusterTrust = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"eks.amazonaws.com"},"Action":["sts:AssumeRole","sts:TagSession"]}]}`
+	nodeTrust    = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":["sts:AssumeRole"]}]}`
+)
+
+// unsupportedZones are Availability Zones the EKS control plane refuses
+// (UnsupportedAvailabilityZoneException); their default subnets are left out.
+var unsupportedZones = map[string]bool{"us-east-1e": true}
+
+// Create makes the two IAM roles, then the cluster named name in the
+// default VPC's subnets with EKS Auto Mode, all tagged with labels, and waits
+// (DescribeCluster every PollInterval, at most OperationTimeout) until it is
+// ACTIVE. On error the Cluster's Created lists what exists, in creation
+// order.
+func (p *Provider) Create(ctx context.Context, name string, labels map[string]string) (cloud.Cluster, error) {
+	c := cloud.Cluster{Name: name}
+	op := "create cluster " + name
+	// The default VPC first: a region without one is refused before
+	// anything exists.
+	subnets, err := p.defaultSubnets(ctx, op)
+	if err != nil {
+		return c, err
+	}
+	clusterRole, nodeRole := roleNames(name)
+	clusterARN, err := p.createRole(ctx, &c, clusterRole, clusterTrust, clusterPolicies, labels)
+	if err != nil {
+		return c, err
+	}
+	nodeARN, err := p.createRole(ctx, &c, nodeRole, nodeTrust, nodePolicies, labels)
+	if err != nil {
+		return c, err
+	}
+
+	p.progress("creating cluster %s in subnets %v (EKS Auto Mode)", name, subnets)
+	in := &eks.CreateClusterInput{
+		Name:    aws.String(name),
+		RoleArn: aws.String(clusterARN),
+		ResourcesVpcConfig: &ekstypes.VpcConfigRequest{
+			SubnetIds:             subnets,
+			EndpointPublicAccess:  aws.Bool(true),
+			EndpointPrivateAccess: aws.Bool(true),
+		},
+		AccessConfig: &ekstypes.CreateAccessConfigRequest{
+			AuthenticationMode:                      ekstypes.AuthenticationModeApi,
+			BootstrapClusterCreatorAdminPermissions: aws.Bool(true),
+		},
+		// EKS Auto Mode: the three go together, and self-managed add-ons
+		// are off with it.
+		ComputeConfig: &ekstypes.ComputeConfigRequest{
+			Enabled:     aws.Bool(true),
+			NodePools:   []string{"general-purpose", "system"},
+			NodeRoleArn: aws.String(nodeARN),
+		},
+		StorageConfig: &ekstypes.StorageConfigRequest{BlockStorage: &ekstypes.BlockStorage{Enabled: aws.Bool(true)}},
+		KubernetesNetworkConfig: &ekstypes.KubernetesNetworkConfigRequest{
+			ElasticLoadBalancing: &ekstypes.ElasticLoadBalancing{Enabled: aws.Bool(true)},
+		},
+		BootstrapSelfManagedAddons: aws.Bool(false),
+		Tags:                       labels,
+	}
+	// A role IAM has just made may not be assumable by EKS for some
+	// seconds (IAM is eventually consistent): EKS then says it "could not
+	// be assumed". That answer is retried every PollInterval, at most
+	// OperationTimeout.
+	var out *eks.CreateClusterOutput
+	err = p.poll(ctx, op+" (waiting for IAM to propagate the new roles)", func(ctx context.Context) (bool, string, error) {
+		var err error
+		out, err = p.eks.CreateCluster(ctx, in)
+		if code(err) == "InvalidParameterException" && strings.Contains(err.Error(), "could not be assumed") {
+			return false, "role not yet assumable", nil
+		}
+		return err == nil, "", apiError(op, "eks:CreateCluster", err)
+	})
+	if err != nil {
+		return c, err
+	}
+	c.Created = append(c.Created, clusterResource(out.Cluster, name, labels))
+
+	p.progress("waiting for cluster %s to be ACTIVE", name)
+	var active *ekstypes.Cluster
+	err = p.poll(ctx, op, func(ctx context.Context) (bool, string, error) {
+		d, err := p.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String(name)})
+		if err != nil {
+			return false, "", apiError(op, "eks:DescribeCluster", err)
+		}
+		switch d.Cluster.Status {
+		case ekstypes.ClusterStatusActive:
+			active = d.Cluster
+			return true, string(d.Cluster.Status), nil
+		case ekstypes.ClusterStatusFailed, ekstypes.ClusterStatusDeleting:
+			return false, string(d.Cluster.Status), &cloud.Error{Op: op, Kind: "other",
+				Msg: fmt.Sprintf("the cluster is %s%s", d.Cluster.Status, healthIssues(d.Cluster))}
+		}
+		return false, string(d.Cluster.Status), nil
+	})
+	if err != nil {
+		return c, err
+	}
+	if err := fillEndpoint(&c, active, op); err != nil {
+		return c, err
+	}
+	p.progress("cluster %s is ACTIVE at %s", name, c.Server)
+	return c, nil
+}
+
+// createRole creates an IAM role under RolePath trusted per trust and
+// attaches the managed policies; the role goes into c.Created as soon as it
+// exists.
+func (p *Provider) createRole(ctx context.Context, c *cloud.Cluster, name, trust string, policies []string, labels map[string]string) (string, error) {
+	op := "create IAM role " + name
+	p.progress("creating IAM role %s%s", RolePath, name)
+	out, err := p.iam.CreateRole(ctx, &iam.CreateRoleInput{
+		RoleName:                 aws.String(name),
+		Path:                     aws.String(RolePath),
+		AssumeRolePolicyDocument: aws.String(trust),
+		Description:              aws.String("scaleproof run " + labels[cloud.LabelRunID]),
+		Tags:                     iamTags(labels),
+	})
+	if err != nil {
+		return "", apiError(op, "iam:CreateRole", err)
+	}
+	arn := aws.ToString(out.Role.Arn)
+	c.Created = append(c.Created, cloud.Resource{Kind: "role", Name: name, ID: arn, Labels: copyLabels(labels)})
+	for _, pol := range policies {
+		if _, err := p.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{
+			RoleName:  aws.String(name),
+			PolicyArn: aws.String(policyARN(p.o.Region, pol)),
+		}); err != nil {
+			return "", apiError(op, "iam:AttachRolePolicy", err)
+		}
+	}
+	return arn, nil
+}
+
+// defaultSubnets is the default VPC's default subnets, one an Availability
+// Zone the EKS control plane accepts, sorted by zone. It refuses a region
+// without a default VPC, or with default subnets in fewer than two zones
+// (EKS needs two).
+func (p *Provider) defaultSubnets(ctx context.Context, op string) ([]string, error) {
+	vpcs, err := p.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{
+		Filters: []ec2types.Filter{{Name: aws.String("isDefault"), Values: []string{"true"}}},
+	})
+	if err != nil {
+		return nil, apiError(op, "ec2:DescribeVpcs", err)
+	}
+	if len(vpcs.Vpcs) == 0 {
+		return nil, &cloud.Error{Op: op, Kind: "other", Msg: fmt.Sprintf(
+			"region %s has no default VPC; EKS clusters here use the default VPC's subnets (create one with `aws ec2 create-default-vpc --region %s`, or adopt an existing cluster with --cluster)",
+			p.o.Region, p.o.Region)}
+	}
+	vpc := aws.ToString(vpcs.Vpcs[0].VpcId)
+	sn, err := p.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{
+		Filters: []ec2types.Filter{
+			{Name: aws.String("vpc-id"), Values: []string{vpc}},
+			{Name: aws.String("default-for-az"), Values: []string{"true"}},
+		},
+	})
+	if err != nil {
+		return nil, apiError(op, "ec2:DescribeSubnets", err)
+	}
+	byZone := map[string]string{}
+	for _, s := range sn.Subnets {
+		z := aws.ToString(s.AvailabilityZone)
+		if unsupportedZones[z] || byZone[z] != "" {
+			continue
+		}
+		byZone[z] = aws.ToString(s.SubnetId)
+	}
+	if len(byZone) < 2 {
+		return nil, &cloud.Error{Op: op, Kind: "other", Msg: fmt.Sprintf(
+			"the default VPC %s of region %s has default subnets in %d Availability Zones; EKS needs two", vpc, p.o.Region, len(byZone))}
+	}
+	zones := make([]string, 0, len(byZone))
+	for z := range byZone {
+		zones = append(zones, z)
+	}
+	sort.Strings(zones)
+	ids := make([]string, len(zones))
+	for i, z := range zones {
+		ids[i] = byZone[z]
+	}
+	return ids, nil
+}
+
+func clusterResource(cl *ekstypes.Cluster, name string, labels map[string]string) cloud.Resource {
+	r := cloud.Resource{Kind: "cluster", Name: name, Labels: copyLabels(labels)}
+	if cl != nil {
+		r.ID = aws.ToString(cl.Arn)
+		if cl.Tags != nil {
+			r.Labels = copyLabels(cl.Tags)
+		}
+	}
+	return r
+}
+
+// fillEndpoint sets c's Server and CAData from an ACTIVE cluster.
+func fillEndpoint(c *cloud.Cluster, cl *ekstypes.Cluster, op string) error {
+	c.Server = aws.ToString(cl.Endpoint)
+	if c.Server == "" {
+		return &cloud.Error{Op: op, Kind: "other", Msg: "the cluster has no API server endpoint"}
+	}
+	if cl.CertificateAuthority != nil && cl.CertificateAuthority.Data != nil {
+		ca, err := base64.StdEncoding.DecodeString(aws.ToString(cl.CertificateAuthority.Data))
+		if err != nil {
+			return &cloud.Error{Op: op, Kind: "other", Msg: "the cluster's CA is not base64", Err: err}
+		}
+		c.CAData = ca
+	}
+	if len(c.CAData) == 0 {
+		return &cloud.Error{Op: op, Kind: "other", Msg: "the cluster has no certificate authority data", Err: errors.New("no CA")}
+	}
+	return nil
+}
+
+func healthIssues(cl *ekstypes.Cluster) string {
+	if cl.Health == nil || len(cl.Health.Issues) == 0 {
+		return ""
+	}
+	s := ":"
+	for _, i := range cl.Health.Issues {
+		s += fmt.Sprintf(" %s: %s;", i.Code, aws.ToString(i.Message))
+	}
+	return s[:len(s)-1]
+}
+
+func iamTags(labels map[string]string) []iamtypes.Tag {
+	keys := sortedKeys(labels)
+	t := make([]iamtypes.Tag, len(keys))
+	for i, k := range keys {
+		t[i] = iamtypes.Tag{Key: aws.String(k), Value: aws.String(labels[k])}
+	}
+	return t
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func copyLabels(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
