@@ -55,7 +55,9 @@ func NearThreshold() Scenario {
 			return fmt.Sprintf("hpa: %d VUs on %d replicas (ratio ≈ %.2f, within the tolerance 0.1): the count does not move",
 				nearThresholdVUs(p), NearThresholdReplicas, float64(nearThresholdVUs(p))/(HPAFor(p).Threshold*NearThresholdReplicas))
 		},
-		Expected: func(p Profile) time.Duration { return nearThresholdHold(p) + 2*HPAFor(p).PollingInterval + 10*time.Second },
+		Expected: func(p Profile) time.Duration {
+			return nearThresholdHold(p) + 2*HPAFor(p).PollingInterval + 10*time.Second
+		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			if e.Policy != PolicyHPA {
 				return errors.New("near-threshold judges the hpa policy's tolerance: run it with --policy hpa")
