@@ -72,6 +72,8 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.IgnoreRate:              {"rate-path", "the calls-per-second trigger alone scales up"},
 	faults.DownUnderRate:           {"rate-path", "no step down while count − 1 workers could not carry the rate"},
 	faults.ForgetCooldownOnRestart: {"restart-cooldown", "no step down within the down cooldown of the last change, across a console restart"},
+	faults.HPAIgnoreStabilization:  {"spike", "no scale-down before the"},
+	faults.HPAIgnoreTolerance:      {"near-threshold", "a ratio within the tolerance"},
 }
 
 func TestSelftestOnLocal(t *testing.T) {
