@@ -225,12 +225,15 @@ func FactHPAStabilization(h HPARules, recs []hpaRec, changes []Change, since tim
 			continue
 		}
 		cutoff := c.At.Add(-h.DownWindow)
-		for _, r := range recs {
-			if r.At.After(cutoff) && !r.At.After(c.At.Add(exactSlack)) && r.Rec > c.To {
-				bad = append(bad, fmt.Sprintf("down %d->%d at %s: recommendation %d at %s (value %g over %d pods) is within the %s window before it",
-					c.From, c.To, plusAt(c.At, since), r.Rec, plusAt(r.At, since), r.Value, r.Pods, secs(h.DownWindow)))
-				break
+		var highest *hpaRec
+		for i, r := range recs {
+			if r.At.After(cutoff) && !r.At.After(c.At.Add(exactSlack)) && (highest == nil || r.Rec > highest.Rec) {
+				highest = &recs[i]
 			}
+		}
+		if highest != nil && highest.Rec > c.To {
+			bad = append(bad, fmt.Sprintf("down %d->%d at %s: recommendation %d at %s (value %g over %d pods) is within the %s window before it",
+				c.From, c.To, plusAt(c.At, since), highest.Rec, plusAt(highest.At, since), highest.Value, highest.Pods, secs(h.DownWindow)))
 		}
 	}
 	return fact(fmt.Sprintf("no scale-down before the %s stabilization window has held the recommendation", secs(h.DownWindow)),
