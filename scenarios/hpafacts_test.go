@@ -32,7 +32,9 @@ func roundsOf(rs []rd) []consoleclient.PolicyRound {
 	return out
 }
 
-func autoscale(t float64, kind, from, to string) ev { return ev{t, "workers.autoscale", kind, from, to, "hpa"} }
+func autoscale(t float64, kind, from, to string) ev {
+	return ev{t, "workers.autoscale", kind, from, to, "hpa"}
+}
 
 // spikeRounds: 1 -> 2 at 4 s (value 27, ratio 1.125), 2 -> 4 at 8 s (85),
 // the signal falls from 20 s, and the count comes down once the 30 s window
