@@ -52,7 +52,11 @@ func spikeProfile(p Profile) load.Profile {
 // ("signal" records), and passes when the replicas follow the signal within
 // one polling interval plus the stabilization window (judgeFollow), the
 // zone comes back to 1 after the load, no call answers 5xx and the
-// console's /readyz stays 200.
+// console's /readyz stays 200. An hpa zone is judged on the signal the
+// autoscaler saw: the console's query rounds (the value its query read, at
+// the round's own time, from its policy status; "hpa_round" records), not
+// the harness's own later reading of the query, and the hpa facts
+// (hpafacts.go) hold on them.
 func Spike() Scenario {
 	return Scenario{
 		Name:  "spike",

@@ -21,7 +21,7 @@ var hpaFaults = []Fault{
 		Rule: "no scale-down before the stabilization window has held the recommendation " +
 			"(the highest recommendation of the window wins)",
 		Doc:       "an hpa zone applies a lower recommendation at once: the scale-down stabilization window is read as 0",
-		Scenarios: []string{"spike", "near-threshold"},
+		Scenarios: []string{"spike"},
 	},
 	{
 		Name: HPAIgnoreTolerance, Component: ComponentConsole, Policy: PolicyHPA,
