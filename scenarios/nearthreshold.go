@@ -111,7 +111,7 @@ func NearThreshold() Scenario {
 			// The load must have put the ratio in the band for the fact to
 			// mean anything: after the signal settled, most rounds within it.
 			h := HPAFor(e.Profile)
-			if r, ok := HPARulesOf(s.policy); ok {
+			if r, ok := HPARulesOf(s.policy); ok && rounds != nil {
 				got, _, _ := rounds.snapshot()
 				all, within := r.withinRounds(got, start.Add(h.Window+h.InflightMaxAge), end)
 				s.Check("the signal sat within the tolerance band", all > 0 && within*2 >= all,
