@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
@@ -51,7 +52,11 @@ func spikeProfile(p Profile) load.Profile {
 // ("signal" records), and passes when the replicas follow the signal within
 // one polling interval plus the stabilization window (judgeFollow), the
 // zone comes back to 1 after the load, no call answers 5xx and the
-// console's /readyz stays 200.
+// console's /readyz stays 200. An hpa zone is judged on the signal the
+// autoscaler saw: the console's query rounds (the value its query read, at
+// the round's own time, from its policy status; "hpa_round" records), not
+// the harness's own later reading of the query, and the hpa facts
+// (hpafacts.go) hold on them.
 func Spike() Scenario {
 	return Scenario{
 		Name:  "spike",
@@ -80,6 +85,10 @@ func Spike() Scenario {
 			recDone := make(chan struct{})
 			go func() { defer close(recDone); rec.run(rctx, e.Profile.SampleInterval) }()
 			defer func() { stopRec(); <-recDone }()
+			// An hpa zone is judged on the console's own query rounds: the
+			// value it read at the time it read it.
+			rounds, stopRounds := s.startRounds(ctx)
+			defer stopRounds()
 
 			lp := spikeProfile(e.Profile)
 			s.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, lp.TotalDuration()))
@@ -100,7 +109,12 @@ func Spike() Scenario {
 			stopRec()
 			<-recDone
 
-			points := rec.snapshot()
+			checkBounds(s, SpikeMax)
+			points, source := rec.snapshot(), "the harness's own readings of "+rec.query
+			if rounds != nil {
+				points, source = roundPoints(stopRounds()), "the console's query rounds (the value it read, at its round times)"
+				s.judgeHPA(ctx, rounds)
+			}
 			ok := 0
 			for _, p := range points {
 				if p.OK {
@@ -108,14 +122,13 @@ func Spike() Scenario {
 				}
 			}
 			if !s.Check("signal recorded", len(points) > 0 && ok*10 >= len(points)*9,
-				"%d of %d readings of %s answered", ok, len(points), rec.query) {
+				"%d of %d readings answered (%s)", ok, len(points), source) {
 				return nil
 			}
 			checked, bad := judgeFollow(band, points, s.Samples())
 			s.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", band.WindowUp, band.WindowDown),
-				checked > 0 && len(bad) == 0, "%d samples checked against threshold %g, %d outside the band%s",
-				checked, band.Threshold, len(bad), listFirst(bad, 5))
-			checkBounds(s, SpikeMax)
+				checked > 0 && len(bad) == 0, "%d samples checked against threshold %g on %s, %d outside the band%s",
+				checked, band.Threshold, source, len(bad), listFirst(bad, 5))
 			return nil
 		},
 	}
@@ -266,4 +279,18 @@ func listFirst(lines []string, n int) string {
 		lines = lines[:n]
 	}
 	return ": " + strings.Join(lines, "; ") + more
+}
+
+// roundPoints are the console's query rounds as signal points: each round's
+// value at its time (a failed metric is a failed reading).
+func roundPoints(rounds []consoleclient.PolicyRound) []signalPoint {
+	out := make([]signalPoint, 0, len(rounds))
+	for _, r := range rounds {
+		p := signalPoint{At: r.At, OK: r.Value != nil}
+		if r.Value != nil {
+			p.Value = *r.Value
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -147,6 +147,12 @@ func (h *hpaZones) view(group, zone string, maxCount int) PolicyView {
 	if st.Signal != nil {
 		st.Signal = ptr(*st.Signal)
 	}
+	st.Rounds = slices.Clone(st.Rounds)
+	for i, r := range st.Rounds {
+		if r.Value != nil {
+			st.Rounds[i].Value = ptr(*r.Value)
+		}
+	}
 	v.Status = &st
 	return v
 }
@@ -182,7 +188,7 @@ func (c *Controller) zonePolicy(ctx context.Context, e *zoneEntry, eps []fleet.E
 	if spec == nil {
 		return nil
 	}
-	cfg := spec.config(e.z.MaxCount)
+	cfg := hpaWithFaults(spec.config(e.z.MaxCount), c.o.Faults)
 	obs := autoscaler.HPAObservation{Pods: hpaPods(eps, e.z.Count)}
 	q := spec.ExpandQuery(g, zn)
 	reading := autoscaler.HPAMetricReading{Name: hpaMetricName}
@@ -228,9 +234,21 @@ func (c *Controller) zonePolicy(ctx context.Context, e *zoneEntry, eps []fleet.E
 			d.Victims = hpaVictims(eps, d.From-d.To)
 		}
 		z.lastQuery = now
+		rounds := z.status.Rounds
 		z.status = PolicyStatus{LastQueryAt: now, Query: q, Failures: next.Failures[hpaMetricName],
 			NextQueryAt: now.Add(spec.PollingInterval())}
 		z.status.Signal, z.status.Error = readingSignal(reading)
+		r := PolicyRound{At: now, Pods: len(obs.Pods), Action: string(d.Action), From: d.From, To: d.To}
+		for _, p := range obs.Pods {
+			if p.Phase == autoscaler.HPAPodRunning && p.Ready {
+				r.Ready++
+			}
+		}
+		r.Value, r.Error = readingValue(reading, spec.ReadEmptyAsZero)
+		if len(rounds) >= MaxPolicyRounds {
+			rounds = rounds[len(rounds)-MaxPolicyRounds+1:]
+		}
+		z.status.Rounds = append(slices.Clip(rounds), r)
 		out := st
 		out.LowStreak, out.Prev = 0, nil // step's memory does not carry over
 		return d, out
@@ -281,6 +299,22 @@ func readingSignal(r autoscaler.HPAMetricReading) (*float64, string) {
 			return nil, fmt.Sprintf("value %v", v)
 		}
 		sum += v
+	}
+	return &sum, ""
+}
+
+// readingValue is the total the policy reads from r: readingSignal, or 0
+// for no series and for NaN and ±Inf values left out when emptyZero (the
+// policy's ReadEmptyAsZero). A failed query is nil either way.
+func readingValue(r autoscaler.HPAMetricReading, emptyZero bool) (*float64, string) {
+	if !emptyZero || r.Err != "" {
+		return readingSignal(r)
+	}
+	sum := 0.0
+	for _, v := range r.Values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			sum += v
+		}
 	}
 	return &sum, ""
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
+	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // fakeMetrics is a MetricSource whose answers the test sets per zone (the
@@ -66,7 +67,8 @@ type hpaRig struct {
 	clock   *controllertest.Clock
 	fleet   *controllertest.Fleet
 	metrics *fakeMetrics
-	noSrc   bool // no MetricSource at all
+	noSrc   bool       // no MetricSource at all
+	faults  faults.Set // planted bugs switched on (nil: none)
 	c       *controller.Controller
 }
 
@@ -91,7 +93,7 @@ func (r *hpaRig) start(t *testing.T) {
 	o := controller.Options{
 		Store: st, Target: r.fleet, Discovery: r.fleet, Scraper: r.fleet,
 		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: r.clock,
-		Logger: slog.New(slog.DiscardHandler), Concurrency: 4,
+		Logger: slog.New(slog.DiscardHandler), Concurrency: 4, Faults: r.faults,
 	}
 	if !r.noSrc {
 		o.Metrics = r.metrics

@@ -351,6 +351,34 @@ type PolicyStatus struct {
 	Failures int `json:"failures"`
 	// NextQueryAt is the earliest time the scheduler runs the query again.
 	NextQueryAt time.Time `json:"next_query_at"`
+	// Rounds are the zone's last query rounds (at most MaxPolicyRounds,
+	// oldest first): what the policy read and decided each time, so a
+	// harness judges the zone on the signal the autoscaler saw.
+	Rounds []PolicyRound `json:"rounds,omitempty"`
+}
+
+// MaxPolicyRounds is how many query rounds PolicyStatus.Rounds keeps.
+const MaxPolicyRounds = 64
+
+// PolicyRound is one query round of an hpa zone.
+type PolicyRound struct {
+	// At is the round's time: its decision's, and (when the count changed)
+	// its audit entry's.
+	At time.Time `json:"at"`
+	// Value is the metric's total as the policy read it: the sum of the
+	// series, no series, NaN and ±Inf read as 0 when read_empty_as_zero.
+	// nil when the metric failed (Error says why).
+	Value *float64 `json:"value"`
+	Error string   `json:"error,omitempty"`
+	// Pods is the pods the ratio of an AverageValue metric divides by (the
+	// listed workers and the pending ones the count asks for); Ready the
+	// listed workers that are ready.
+	Pods  int `json:"pods"`
+	Ready int `json:"ready"`
+	// Action, From and To are the round's decision (hold: From == To).
+	Action string `json:"action"`
+	From   int    `json:"from"`
+	To     int    `json:"to"`
 }
 
 // PolicyView is a zone's policy as the API shows it.

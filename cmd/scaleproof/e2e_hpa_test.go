@@ -30,6 +30,7 @@ func TestPolicyFlags(t *testing.T) {
 		{[]string{"--policy", "hpa", "--prometheus", "off"}, "--policy hpa needs Prometheus"},
 		{[]string{"--scenarios", "spike", "--prometheus", "off"}, "the spike scenario needs Prometheus"},
 		{[]string{"--platform", "external", "--policy", "hpa"}, "needs --prometheus URL"},
+		{[]string{"--scenarios", "near-threshold"}, "run it with --policy hpa"},
 	}
 	for _, tc := range tests {
 		o := &policyOpts{}

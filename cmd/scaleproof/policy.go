@@ -41,6 +41,10 @@ func (o *policyOpts) resolve(platformName string, names []string, list []scenari
 	if o.policy == scenarios.PolicyHPA && len(names) == 0 {
 		list = append(list, scenarios.Spike())
 	}
+	near := slices.ContainsFunc(list, func(s scenarios.Scenario) bool { return s.Name == "near-threshold" })
+	if near && o.policy != scenarios.PolicyHPA {
+		return nil, errors.New("the near-threshold scenario judges the hpa policy's tolerance: run it with --policy hpa")
+	}
 	needs := o.policy == scenarios.PolicyHPA || slices.ContainsFunc(list, func(s scenarios.Scenario) bool { return s.Name == "spike" })
 	if !needs {
 		return list, nil

@@ -133,8 +133,9 @@ type BaselineRow struct {
 // suiteRun is one platform's run: a set of faults (none for the baseline)
 // and the scenarios to run against it.
 type suiteRun struct {
-	name      string // folder name: "baseline" or the fault's name
+	name      string // folder name: "baseline", "baseline-hpa" or the fault's name
 	faults    faults.Set
+	policy    string // the zones' policy: "" (step) or hpa (with Prometheus)
 	scenarios []scenarios.Scenario
 	verdicts  []reports.Verdict
 	results   string
@@ -165,8 +166,9 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	if len(list) == 0 {
 		return withCode(exitUsage, errors.New("the fault catalogue is empty: nothing to test"))
 	}
-	// The baseline: the five, then every other scenario a fault needs.
-	var need []string
+	// The baseline: the five, then every other scenario a fault needs; the
+	// scenarios of the hpa faults again on hpa zones (baseline-hpa).
+	var need, needHPA []string
 	for _, sc := range scenarios.All() {
 		need = append(need, sc.Name)
 	}
@@ -179,18 +181,29 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 		if err != nil {
 			return withCode(exitUsage, fmt.Errorf("fault %s: %w", f.Name, err))
 		}
+		into := &need
+		if f.Policy == faults.PolicyHPA {
+			into = &needHPA
+		}
 		for _, n := range f.Scenarios {
-			if !slices.Contains(need, n) {
-				need = append(need, n)
+			if !slices.Contains(*into, n) {
+				*into = append(*into, n)
 			}
 		}
-		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs})
+		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs, policy: f.Policy})
 	}
 	base, err := scenarios.Select(need)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
 	runs = append([]*suiteRun{{name: "baseline", scenarios: base}}, runs...)
+	if len(needHPA) > 0 {
+		baseHPA, err := scenarios.Select(needHPA)
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		runs = append(runs, &suiteRun{name: "baseline-hpa", scenarios: baseHPA, policy: faults.PolicyHPA})
+	}
 
 	bin, err := findRefBin(o.refBin)
 	if err != nil {
@@ -243,9 +256,9 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 			runSuite(ctx, r, bin, filepath.Join(dir, r.name), o.group, prof, log.With("run", r.name))
 			row := judgeFault(r)
 			switch {
-			case r.name == "baseline":
+			case r.faults == nil: // baseline, baseline-hpa
 				b := judgeBaseline(r)
-				say("  baseline: %s (%.0f s)", passWord(b.Passed), r.took.Seconds())
+				say("  %s: %s (%.0f s)", r.name, passWord(b.Passed), r.took.Seconds())
 			case row.Caught:
 				say("  %-22s caught by %s: %s (%.0f s)", r.name, row.Scenario, row.Fact, r.took.Seconds())
 			default:
@@ -257,13 +270,16 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 
 	rep := SelftestReport{Profile: prof.Name, Started: started, TookS: time.Since(started).Seconds(), Parallel: o.parallel,
 		Baseline: judgeBaseline(runs[0]), Passed: true}
+	if len(runs) > len(list)+1 { // baseline-hpa
+		rep.Baseline = mergeBaselines(rep.Baseline, judgeBaseline(runs[len(list)+1]))
+	}
 	code := exitOK
 	var reasons []string
 	if !rep.Baseline.Passed {
 		rep.Passed = false
 		reasons = append(reasons, "the clean baseline failed")
 	}
-	infra := runs[0].upErr != nil
+	infra := runs[0].upErr != nil || runs[len(runs)-1].upErr != nil
 	for i, f := range list {
 		row := judgeFault(runs[i+1])
 		row.Rule, row.Component = f.Rule, f.Component
@@ -327,11 +343,22 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 		r.upErr = err
 		return
 	}
-	cfg := localConfig(bin, dir, group, prof, policyOpts{prometheus: local.PrometheusOff}, log.With("part", "platform"))
+	po := policyOpts{policy: scenarios.PolicyStep, prometheus: local.PrometheusOff}
+	if r.policy == faults.PolicyHPA {
+		po = policyOpts{policy: scenarios.PolicyHPA, prometheus: local.PrometheusAuto}
+		if ok, why := local.PrometheusAvailable(po.prometheus, ""); !ok {
+			r.upErr = fmt.Errorf("the hpa policy's faults need Prometheus (make deps-prometheus): %s", why)
+			return
+		}
+	}
+	cfg := localConfig(bin, dir, group, prof, po, log.With("part", "platform"))
 	cfg.Faults = r.faults
 	pf := local.New(cfg)
 	settings := prof.Settings()
 	settings["faults"] = r.faults.String()
+	for k, v := range po.settings("local", prof) {
+		settings[k] = v
+	}
 	r.results = filepath.Join(dir, "results.jsonl")
 	w, err := reports.Create(r.results, reports.RunMeta{RunID: newRunID(), Version: version, Commit: commit,
 		Platform: "local", Profile: prof.Name, Settings: settings, Started: start})
@@ -346,6 +373,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 	} else {
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Faults = platform.FaulterOf(pf, "")
+		env.Policy = po.policy
 		r.verdicts = env.Run(ctx, r.scenarios)
 	}
 	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -404,6 +432,27 @@ func judgeFault(r *suiteRun) SelftestRow {
 		row.Error = "every fact passed"
 	}
 	return row
+}
+
+// mergeBaselines is the baseline row of two clean runs (step and hpa zones):
+// it passes when both do.
+func mergeBaselines(a, b BaselineRow) BaselineRow {
+	a.Scenarios = append(a.Scenarios, suffixed(b.Scenarios, " (hpa)")...)
+	a.Passed = a.Passed && b.Passed
+	a.Failed = append(a.Failed, suffixed(b.Failed, " (hpa)")...)
+	a.Error = strings.Trim(a.Error+"; "+b.Error, "; ")
+	a.Verdicts = append(a.Verdicts, b.Verdicts...)
+	a.Results += ", " + b.Results
+	a.TookS = max(a.TookS, b.TookS)
+	return a
+}
+
+func suffixed(ss []string, suffix string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = s + suffix
+	}
+	return out
 }
 
 func judgeBaseline(r *suiteRun) BaselineRow {

@@ -76,6 +76,8 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.CountAboveMaxAccepted:   {"viewer-refused", "an admin's count above the max"},
 	faults.AuditForcedAsScheduler:  {"viewer-refused", "every audit entry names the actor that caused it"},
 	faults.AuditReadableByViewer:   {"viewer-refused", "viewer gets 403 on every admin-only read"},
+	faults.HPAIgnoreStabilization:  {"spike", "no scale-down before the"},
+	faults.HPAIgnoreTolerance:      {"near-threshold", "a ratio within the tolerance"},
 }
 
 func TestSelftestOnLocal(t *testing.T) {

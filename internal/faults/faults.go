@@ -32,7 +32,14 @@ type Fault struct {
 	// Scenarios are the scenarios the self-test runs against this fault
 	// (the ones whose facts are expected to catch it).
 	Scenarios []string
+	// Policy is the policy the self-test creates the scenarios' zones with
+	// for this fault: "" (the step policy) or PolicyHPA (needs Prometheus).
+	Policy string
 }
+
+// PolicyHPA is Fault.Policy of a fault of the hpa policy: its scenarios run
+// with --policy hpa.
+const PolicyHPA = "hpa"
 
 // The servers a fault can live in (Fault.Component).
 const (

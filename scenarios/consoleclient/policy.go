@@ -62,6 +62,23 @@ type PolicyStatus struct {
 	Error       string    `json:"error,omitempty"`
 	Failures    int       `json:"failures"`
 	NextQueryAt time.Time `json:"next_query_at"`
+	// Rounds are the console's last query rounds, oldest first (nil when
+	// the console does not report them).
+	Rounds []PolicyRound `json:"rounds,omitempty"`
+}
+
+// PolicyRound is one query round of an hpa zone as the console ran it: at
+// At it read Value (nil when the metric failed: Error), over Pods pods
+// (Ready of them ready), and decided Action From -> To.
+type PolicyRound struct {
+	At     time.Time `json:"at"`
+	Value  *float64  `json:"value"`
+	Error  string    `json:"error,omitempty"`
+	Pods   int       `json:"pods"`
+	Ready  int       `json:"ready"`
+	Action string    `json:"action"`
+	From   int       `json:"from"`
+	To     int       `json:"to"`
 }
 
 // PolicyView is GET (and PUT's answer) of a zone's policy.
