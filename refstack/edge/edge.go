@@ -44,7 +44,8 @@ type Config struct {
 	// 0 means InflightMaxAge (1 min). The quick profile divides it by 10.
 	InflightMaxAge time.Duration
 	// Faults are planted bugs (internal/faults) for the self-test; nil in
-	// every real run. The edge honours edge-resend (proxy.go).
+	// every real run. The edge honours edge-resend (proxy.go) and
+	// edge-route-unready (table.go).
 	Faults faults.Set
 }
 
@@ -57,7 +58,8 @@ type Edge struct {
 	rt       http.RoundTripper
 	log      *slog.Logger
 
-	resend     bool // the edge-resend fault is on
+	resend       bool // the edge-resend fault is on
+	routeUnready bool // the edge-route-unready fault is on
 	table      *table
 	health     serve.Health
 	discovered atomic.Bool // a discovery has succeeded once
@@ -80,6 +82,8 @@ func New(cfg Config) (*Edge, error) {
 		table:    newTable(),
 		m:        newMetrics(cfg.InflightMaxAge),
 		resend:   cfg.Faults.On(faults.EdgeResend),
+
+		routeUnready: cfg.Faults.On(faults.EdgeRouteUnready),
 	}
 	if e.interval <= 0 {
 		e.interval = DefaultInterval
