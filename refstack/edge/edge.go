@@ -58,12 +58,13 @@ type Edge struct {
 	rt       http.RoundTripper
 	log      *slog.Logger
 
-	resend       bool // the edge-resend fault is on
-	routeUnready bool // the edge-route-unready fault is on
+	resend     bool // the edge-resend fault is on
 	table      *table
 	health     serve.Health
 	discovered atomic.Bool // a discovery has succeeded once
 	m          *metrics
+
+	routeUnready bool // the edge-route-unready fault is on
 
 	handler http.Handler
 }
