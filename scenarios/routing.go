@@ -34,10 +34,11 @@ const (
 )
 
 // ReadinessRouting: "no call goes to a worker that is not ready". A zone at
-// count 2 (max 3) under a steady load of 1 s calls, with in-flight at 75 %
-// of the limit at 2 workers and 50 % at 3 (never low, never able to step
-// past the max); the count is set to 3 under the load, and the new worker,
-// booting, must get no call before the platform lists it ready. Then one
+// count 2 (max 3) under a steady load of 1 s calls whose VUs start spread
+// over one call's length, with in-flight at 69 % of the limit at 2 workers
+// and 46 % at 3 (never low, never able to step past the max); the count is
+// set to 3 under the load (or the autoscaler steps it there), and the new
+// worker, booting, must get no call before the platform lists it ready. Then one
 // worker's readiness fails while it still answers calls (the platform's
 // FailReadiness: its /readyz turns 503, its /mcp keeps serving), as a pod
 // whose readiness check fails under load; once the platform lists it not

@@ -72,6 +72,7 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.IgnoreRate:              {"rate-path", "the calls-per-second trigger alone scales up"},
 	faults.DownUnderRate:           {"rate-path", "no step down while count − 1 workers could not carry the rate"},
 	faults.ForgetCooldownOnRestart: {"restart-cooldown", "no step down within the down cooldown of the last change, across a console restart"},
+	faults.EdgeRouteUnready:        {"readiness-routing", "a worker that fails readiness gets no new calls once the edge has re-read the listing"},
 }
 
 func TestSelftestOnLocal(t *testing.T) {
