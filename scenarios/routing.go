@@ -57,6 +57,11 @@ func ReadinessRouting() Scenario {
 			return 2*p.BootDelay + 4*time.Second + routingSlack + routingCallMS*time.Millisecond + routingHold + 8*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if e.Policy != "" && e.Policy != PolicyStep {
+				// The routing facts are the edge's, but the scenario needs a
+				// count that holds still under its load.
+				return &skipError{reason: fmt.Sprintf("it holds a zone at count 3 under a load the step policy neither steps up nor down from; on the %s policy the count follows the query's ratio (its 44 calls in flight over 3 replicas scale the zone in at once), and the workers it watches would leave the zone", e.Policy)}
+			}
 			if err := needsFaults(e, "fail a worker's readiness"); err != nil {
 				return err
 			}

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,29 @@ func TestBootWatch(t *testing.T) {
 				if !strings.HasPrefix(c, tc.called[k]+" ") {
 					t.Errorf("caught %q, want %s", c, tc.called[k])
 				}
+			}
+		})
+	}
+}
+
+// TestReadinessRoutingSkips: on an hpa zone, and on a platform with no fault
+// actions, the scenario is skipped with the reason before it touches the
+// system (its Scope is never used).
+func TestReadinessRoutingSkips(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  *Env
+		want string
+	}{
+		{"hpa policy", &Env{Policy: PolicyHPA}, "on the hpa policy the count follows the query's ratio"},
+		{"no fault actions", &Env{Faults: platform.NoFaults{Platform: "external", Reason: "no access"}},
+			"platform external cannot fail a worker's readiness: no access"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ReadinessRouting().Run(t.Context(), tc.env, nil)
+			var sk *skipError
+			if !errors.As(err, &sk) || !strings.Contains(sk.reason, tc.want) {
+				t.Errorf("%v, want skipped with %q", err, tc.want)
 			}
 		})
 	}
