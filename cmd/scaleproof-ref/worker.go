@@ -49,6 +49,10 @@ the node refusing calls until the next worker is ready, the intended back-pressu
 
 Also GET /readyz (503 during --boot-delay and while draining) and GET /livez.
 
+Signals (sent only by scaleproof's local platform, which owns the process, for
+its fault action "a worker whose readiness fails while it still answers calls"):
+SIGUSR1 turns /readyz to 503 while /mcp keeps serving; SIGUSR2 turns it back.
+
 Environment (used when --max-inflight is not given):
   ` + worker.EnvMaxInflight + `  the in-flight limit`,
 		Args: func(_ *cobra.Command, args []string) error {
@@ -136,6 +140,9 @@ func runWorker(ctx context.Context, o workerFlags) error {
 	log.Info("worker starting", "listen", ln.Addr().String(), "version", w.Version(), "max_inflight", w.Limit(),
 		"work_ms", o.workMS, "boot_delay", o.bootDelay.String(), "drain", o.drain.String(),
 		"drain_delay", o.drainDelay.String(), "faults", o.faults.String())
+	sigCtx, stopSignals := context.WithCancel(ctx)
+	defer stopSignals()
+	w.HandleReadinessSignals(sigCtx) // before the announce line: the platform may signal as soon as it lists the worker
 	drain, drainDelay := o.drain, o.drainDelay
 	if o.faults.On(faults.NoDrain) {
 		// The planted bug: exit at SIGTERM, cutting the calls in flight.

@@ -78,6 +78,7 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.AuditReadableByViewer:   {"viewer-refused", "viewer gets 403 on every admin-only read"},
 	faults.HPAIgnoreStabilization:  {"spike", "no scale-down before the"},
 	faults.HPAIgnoreTolerance:      {"near-threshold", "a ratio within the tolerance"},
+	faults.EdgeRouteUnready:        {"readiness-routing", "a worker that fails readiness gets no new calls once the edge has re-read the listing"},
 }
 
 func TestSelftestOnLocal(t *testing.T) {

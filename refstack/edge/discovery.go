@@ -31,7 +31,7 @@ func (e *Edge) Refresh(ctx context.Context) error {
 		e.table.clearDialFailures()
 		return fmt.Errorf("edge: discovery: %w", err)
 	}
-	e.table.replace(zones)
+	e.table.replace(zones, e.routeUnready)
 	e.discovered.Store(true)
 	return nil
 }

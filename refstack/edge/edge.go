@@ -44,7 +44,8 @@ type Config struct {
 	// 0 means InflightMaxAge (1 min). The quick profile divides it by 10.
 	InflightMaxAge time.Duration
 	// Faults are planted bugs (internal/faults) for the self-test; nil in
-	// every real run. The edge honours edge-resend (proxy.go).
+	// every real run. The edge honours edge-resend (proxy.go) and
+	// edge-route-unready (table.go).
 	Faults faults.Set
 }
 
@@ -63,6 +64,8 @@ type Edge struct {
 	discovered atomic.Bool // a discovery has succeeded once
 	m          *metrics
 
+	routeUnready bool // the edge-route-unready fault is on
+
 	handler http.Handler
 }
 
@@ -80,6 +83,8 @@ func New(cfg Config) (*Edge, error) {
 		table:    newTable(),
 		m:        newMetrics(cfg.InflightMaxAge),
 		resend:   cfg.Faults.On(faults.EdgeResend),
+
+		routeUnready: cfg.Faults.On(faults.EdgeRouteUnready),
 	}
 	if e.interval <= 0 {
 		e.interval = DefaultInterval

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"go.uber.org/goleak"
 
+	"github.com/scaleproof/scaleproof/internal/faults"
 	"github.com/scaleproof/scaleproof/refstack/edge"
 	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/refstack/worker"
@@ -647,5 +648,55 @@ func TestRunRefreshesUntilCancelled(t *testing.T) {
 func TestNewNeedsDiscovery(t *testing.T) {
 	if _, err := edge.New(edge.Config{}); err == nil {
 		t.Error("New without discovery: want an error")
+	}
+}
+
+// TestNotReadyWorkerGetsNoCall: a worker discovery lists not ready (booting,
+// draining, failing its readiness probe) gets no call, also after it was
+// ready; with the edge-route-unready fault it does (the planted bug the
+// readiness-routing scenario catches).
+func TestNotReadyWorkerGetsNoCall(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults faults.Set
+		wantB  bool // the unready worker B gets calls
+	}{
+		{name: "clean", wantB: false},
+		{name: "edge-route-unready", faults: faults.Set{faults.EdgeRouteUnready: true}, wantB: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			arrivals := make(chan arrival, 64)
+			a := newFakeWorker(t, "A", false, arrivals)
+			b := newFakeWorker(t, "B", false, arrivals)
+			h := newEdge(t, edge.Config{Faults: tc.faults}, zone(a.endpoint(true), b.endpoint(true)))
+			for range 4 {
+				if r := h.post(t, path, call); r.status != http.StatusOK {
+					t.Fatalf("status %d: %s", r.status, r.body)
+				}
+			}
+			got := map[string]int{}
+			for range 4 {
+				got[(<-arrivals).worker]++
+			}
+			if got["B"] == 0 {
+				t.Fatalf("ready B got no call of 4: %v", got)
+			}
+			// B's readiness fails: the next discovery lists it not ready.
+			h.disc.set(nil, zone(a.endpoint(true), b.endpoint(false)))
+			if err := h.e.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			got = map[string]int{}
+			for range 8 {
+				if r := h.post(t, path, call); r.status != http.StatusOK {
+					t.Fatalf("status %d: %s", r.status, r.body)
+				}
+				got[(<-arrivals).worker]++
+			}
+			if (got["B"] > 0) != tc.wantB {
+				t.Errorf("not-ready B got %d of 8 calls (A %d); want calls: %v", got["B"], got["A"], tc.wantB)
+			}
+		})
 	}
 }

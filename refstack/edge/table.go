@@ -53,9 +53,10 @@ func newTable() *table {
 }
 
 // replace installs a new discovery list: only endpoints with Ready are
-// routable, a canary like any other. Workers still listed keep their in-flight count; every dial
-// failure mark is cleared.
-func (t *table) replace(zones []fleet.Zone) {
+// routable, a canary like any other (with unready, the edge-route-unready
+// fault, every listed endpoint is). Workers still listed keep their
+// in-flight count; every dial failure mark is cleared.
+func (t *table) replace(zones []fleet.Zone, unready bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	byKey := make(map[string]*backend, len(t.byKey))
@@ -71,7 +72,7 @@ func (t *table) replace(zones []fleet.Zone) {
 			next[k] = zs
 		}
 		for _, ep := range z.Endpoints {
-			if !ep.Ready || ep.Addr == "" {
+			if (!ep.Ready && !unready) || ep.Addr == "" {
 				continue
 			}
 			key := ep.ID + "@" + ep.Addr

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/scaleproof/scaleproof/refstack/fleet"
@@ -32,7 +33,7 @@ func TestPick(t *testing.T) {
 				z.Endpoints = append(z.Endpoints, fleet.Endpoint{ID: string(rune('a' + i)), Addr: "127.0.0.1:1", Ready: r})
 			}
 			tb := newTable()
-			tb.replace([]fleet.Zone{z})
+			tb.replace([]fleet.Zone{z}, false)
 			k := zoneKey{"g", "z"}
 			zs := tb.zones[k]
 			// backends holds only ready endpoints; map the test's indices onto them.
@@ -72,11 +73,11 @@ func TestReplaceKeepsCounts(t *testing.T) {
 	tb := newTable()
 	a := fleet.Endpoint{ID: "a", Addr: "127.0.0.1:1", Ready: true}
 	b := fleet.Endpoint{ID: "b", Addr: "127.0.0.1:2", Ready: true}
-	tb.replace([]fleet.Zone{{Group: "g", Zone: "z", Endpoints: []fleet.Endpoint{a, b}}})
+	tb.replace([]fleet.Zone{{Group: "g", Zone: "z", Endpoints: []fleet.Endpoint{a, b}}}, false)
 	k := zoneKey{"g", "z"}
 	first := tb.pick(k, nil)
 	tb.markDialFailed(first)
-	tb.replace([]fleet.Zone{{Group: "g", Zone: "z", Endpoints: []fleet.Endpoint{b, a}}})
+	tb.replace([]fleet.Zone{{Group: "g", Zone: "z", Endpoints: []fleet.Endpoint{b, a}}}, false)
 	if n, ok := tb.inflight(first.id, first.addr); !ok || n != 1 {
 		t.Errorf("in flight of %s after refresh: %d %v, want 1 true", first.id, n, ok)
 	}
@@ -84,7 +85,7 @@ func TestReplaceKeepsCounts(t *testing.T) {
 		t.Error("dial failure mark survived a refresh")
 	}
 	tb.release(first)
-	tb.replace(nil)
+	tb.replace(nil, false)
 	if _, ok := tb.inflight(first.id, first.addr); ok {
 		t.Error("worker still listed after it left discovery")
 	}
@@ -110,5 +111,33 @@ func TestZoneLoad(t *testing.T) {
 	}
 	if len(tb.load) != 0 {
 		t.Errorf("load map keeps idle zones: %v", tb.load)
+	}
+}
+
+// TestReplaceRoutesOnlyReady: a new list makes only its ready endpoints
+// routable; with unready (the edge-route-unready fault) every endpoint with
+// an address is.
+func TestReplaceRoutesOnlyReady(t *testing.T) {
+	eps := []fleet.Endpoint{
+		{ID: "ready", Addr: "127.0.0.1:1", Ready: true},
+		{ID: "booting", Addr: "127.0.0.1:2"},
+		{ID: "no-addr", Ready: true},
+	}
+	for _, tc := range []struct {
+		unready bool
+		want    []string
+	}{
+		{false, []string{"ready"}},
+		{true, []string{"ready", "booting"}},
+	} {
+		tb := newTable()
+		tb.replace([]fleet.Zone{{Group: "g", Zone: "z", Endpoints: eps}}, tc.unready)
+		var got []string
+		for _, b := range tb.zones[zoneKey{"g", "z"}].backends {
+			got = append(got, b.id)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("unready %v: routable %v, want %v", tc.unready, got, tc.want)
+		}
 	}
 }

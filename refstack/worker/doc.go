@@ -18,7 +18,8 @@
 //	               Beyond the in-flight limit: 429, Retry-After: 1, JSON-RPC error.
 //	               Body over MaxBodyBytes: 413; not JSON: 400 (both JSON-RPC errors).
 //	GET  /metrics  Prometheus text format (own registry)
-//	GET  /readyz   200 "ok"; 503 during the boot delay and while draining
+//	GET  /readyz   200 "ok"; 503 during the boot delay, while draining, and
+//	               while FailReadiness is on (/mcp keeps serving then)
 //	GET  /livez    200 "ok"
 //
 // Must not import other packages of this module except refstack/serve.

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,8 @@ type Worker struct {
 
 	sem    chan struct{} // one token per admitted POST /mcp
 	health serve.Health
+	// failReady: FailReadiness is on (/readyz 503 while /mcp serves).
+	failReady atomic.Bool
 
 	reg     *prometheus.Registry
 	calls   prometheus.Counter
@@ -173,6 +176,18 @@ func (w *Worker) Health() *serve.Health { return &w.health }
 // already admitted finish; new calls are still served until the server stops.
 func (w *Worker) SetDraining() { w.health.SetDraining() }
 
+// FailReadiness turns /readyz to 503 (and scaleproof_worker_ready to 0)
+// while the worker keeps serving /mcp as before, as a worker whose
+// readiness check fails under load (an overloaded or wedged dependency):
+// the fault action "a worker whose readiness fails while it still answers
+// calls" of the harness's local platform, which sends the worker process
+// SignalFailReadiness (HandleReadinessSignals). PassReadiness undoes it; draining (SIGTERM) is
+// separate and not undone.
+func (w *Worker) FailReadiness() { w.failReady.Store(true) }
+
+// PassReadiness ends FailReadiness: /readyz answers as it would without it.
+func (w *Worker) PassReadiness() { w.failReady.Store(false) }
+
 // Ready reports nil when /readyz answers 200, else why not.
 func (w *Worker) Ready() error {
 	if w.health.Draining() {
@@ -181,7 +196,11 @@ func (w *Worker) Ready() error {
 	return w.bootReady()
 }
 
+// bootReady is /readyz's check beside draining: the boot delay and FailReadiness.
 func (w *Worker) bootReady() error {
+	if w.failReady.Load() {
+		return errors.New("readiness failed on purpose (a fault action of the harness)")
+	}
 	if left := w.readyAt.Sub(w.now()); left > 0 {
 		return fmt.Errorf("booting, ready in %s", left.Round(time.Millisecond))
 	}

@@ -286,6 +286,8 @@ func TestReadyz(t *testing.T) {
 		bootDelay time.Duration
 		elapsed   time.Duration
 		drain     bool
+		fail      bool // FailReadiness
+		pass      bool // then PassReadiness
 		want      int
 	}{
 		{name: "ready at once", want: http.StatusOK},
@@ -293,6 +295,10 @@ func TestReadyz(t *testing.T) {
 		{name: "booted", bootDelay: 5 * time.Second, elapsed: 5 * time.Second, want: http.StatusOK},
 		{name: "draining", drain: true, want: http.StatusServiceUnavailable},
 		{name: "booted then draining", bootDelay: time.Second, elapsed: time.Minute, drain: true, want: http.StatusServiceUnavailable},
+		{name: "failing readiness", fail: true, want: http.StatusServiceUnavailable},
+		{name: "failing readiness, then passing again", fail: true, pass: true, want: http.StatusOK},
+		{name: "booting, passing again does not end the boot", bootDelay: 5 * time.Second, fail: true, pass: true, want: http.StatusServiceUnavailable},
+		{name: "draining, passing again does not end the drain", drain: true, fail: true, pass: true, want: http.StatusServiceUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -305,6 +311,12 @@ func TestReadyz(t *testing.T) {
 			mu.Unlock()
 			if tc.drain {
 				w.SetDraining()
+			}
+			if tc.fail {
+				w.FailReadiness()
+			}
+			if tc.pass {
+				w.PassReadiness()
 			}
 			resp, err := ts.Client().Get(ts.URL + "/readyz")
 			if err != nil {
@@ -320,6 +332,10 @@ func TestReadyz(t *testing.T) {
 			}
 			if got := value(t, scrape(t, ts.Client(), ts.URL), worker.MetricReady); got != wantGauge {
 				t.Errorf("ready gauge %v, want %v", got, wantGauge)
+			}
+			// Readiness is for the router: a worker serves the calls that reach it either way.
+			if r := post(t, ts.Client(), ts.URL+"/mcp", callBody("1", `{"ms":0}`)); r.status != http.StatusOK {
+				t.Errorf("POST /mcp %d, want 200 whatever the readiness: %s", r.status, r.body)
 			}
 			resp, err = ts.Client().Get(ts.URL + "/livez")
 			if err != nil {

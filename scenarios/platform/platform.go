@@ -149,7 +149,8 @@ const (
 // Faulter is the optional interface of a platform that can break the system
 // under test on purpose, for the scenarios that check what an autoscaler
 // does in an outage ("an outage never scales in", "no call runs twice", a
-// console restarted in the middle of a cooldown). A platform that offers
+// console restarted in the middle of a cooldown, no call to a worker that
+// is not ready). A platform that offers
 // only some actions returns a *NotOfferedError from the others; a platform
 // that offers none does not implement Faulter (see FaulterOf). A scenario
 // whose action is not offered is skipped with the reason, never passed.
@@ -168,6 +169,37 @@ type Faulter interface {
 	// the same address and state, as a rollout restart of one pod behind a
 	// Service would.
 	Restart(ctx context.Context, part Part) error
+	// FailReadiness makes a listed worker fail its readiness probe (its
+	// /readyz answers 503) while it keeps answering calls on /mcp, as a
+	// pod whose readiness check fails under load, until PassReadiness. It
+	// returns once the worker's /readyz answers 503, with the platform's
+	// readiness timing (how long until its listing and the edge follow).
+	FailReadiness(ctx context.Context, group, zone, id string) (Readiness, error)
+	// PassReadiness ends FailReadiness: the worker's /readyz answers 200
+	// again (it returns once it does).
+	PassReadiness(ctx context.Context, group, zone, id string) error
+}
+
+// Readiness is how a platform follows a worker's readiness, the bounds of
+// the routing facts (a worker whose readiness fails gets no new calls once
+// the platform lists it not ready and the edge has re-read the listing).
+type Readiness struct {
+	// ProbePeriod is how often each worker's /readyz is probed (a
+	// readinessProbe's periodSeconds).
+	ProbePeriod time.Duration `json:"probe_period"`
+	// FailureThreshold is how many failed probes in a row list a worker
+	// not ready (failureThreshold; a success lists it ready again).
+	FailureThreshold int `json:"failure_threshold"`
+	// RouteInterval is how often the edge re-reads the listing of workers
+	// and their readiness (its discovery interval): the longest a worker
+	// listed not ready may still be picked for new calls.
+	RouteInterval time.Duration `json:"route_interval"`
+}
+
+// ListingLag is the longest from a worker's /readyz turning 503 to the
+// platform listing it not ready: FailureThreshold probe periods.
+func (r Readiness) ListingLag() time.Duration {
+	return time.Duration(r.FailureThreshold) * r.ProbePeriod
 }
 
 // ErrNotOffered is what every *NotOfferedError matches with errors.Is.
@@ -228,6 +260,16 @@ func (n NoFaults) Kill(context.Context, string, string, string) error { return n
 // Restart returns a *NotOfferedError.
 func (n NoFaults) Restart(_ context.Context, part Part) error {
 	return n.no("restart the " + string(part))
+}
+
+// FailReadiness returns a *NotOfferedError.
+func (n NoFaults) FailReadiness(context.Context, string, string, string) (Readiness, error) {
+	return Readiness{}, n.no("fail a worker's readiness")
+}
+
+// PassReadiness returns a *NotOfferedError.
+func (n NoFaults) PassReadiness(context.Context, string, string, string) error {
+	return n.no("pass a worker's readiness again")
 }
 
 // LoadSharder is the optional interface of a platform that can spread a

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
@@ -83,6 +85,72 @@ func (l *Local) Restart(ctx context.Context, part platform.Part) error {
 	}
 	_, err := l.RestartConsole(ctx, false)
 	return err
+}
+
+// The reference worker's readiness switch (refstack/worker's
+// SignalFailReadiness and SignalPassReadiness, documented in
+// `scaleproof-ref worker --help`), named here so the harness does not link
+// the worker; TestReadinessSignals checks they are the worker's.
+const (
+	signalFailReadiness = syscall.SIGUSR1
+	signalPassReadiness = syscall.SIGUSR2
+)
+
+// FailReadiness sends a listed worker of the zone signalFailReadiness
+// (SIGUSR1): its /readyz answers 503 while /mcp keeps serving. It returns once /readyz answers 503 (bounded), with the fleet's
+// probe period and failure threshold and the edge's discovery interval.
+func (l *Local) FailReadiness(ctx context.Context, group, zone, id string) (platform.Readiness, error) {
+	if err := l.setReadiness(ctx, group, zone, id, signalFailReadiness, http.StatusServiceUnavailable); err != nil {
+		return platform.Readiness{}, err
+	}
+	return platform.Readiness{ProbePeriod: l.fleet.probe, FailureThreshold: probeFailureThreshold,
+		RouteInterval: l.cfg.Discovery}, nil
+}
+
+// PassReadiness sends signalPassReadiness (SIGUSR2) and returns once
+// the worker's /readyz answers 200 again (bounded).
+func (l *Local) PassReadiness(ctx context.Context, group, zone, id string) error {
+	return l.setReadiness(ctx, group, zone, id, signalPassReadiness, http.StatusOK)
+}
+
+// readinessWait bounds the wait for a signalled worker's /readyz to change.
+const readinessWait = 5 * time.Second
+
+func (l *Local) setReadiness(ctx context.Context, group, zone, id string, sig syscall.Signal, want int) error {
+	w, err := l.zoneWorker(group, zone, id)
+	if err != nil {
+		return err
+	}
+	if err := w.p.signal(sig); err != nil {
+		return fmt.Errorf("local: signal %s %s: %w", id, sig, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, readinessWait)
+	defer cancel()
+	hc := &http.Client{Timeout: time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	last := "no answer yet"
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.p.addr+"/readyz", nil)
+		if err != nil {
+			return fmt.Errorf("local: %s /readyz: %w", id, err)
+		}
+		resp, err := hc.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == want {
+				return nil
+			}
+			last = fmt.Sprintf("HTTP %d", resp.StatusCode)
+		} else {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("local: worker %s: /readyz did not answer %d within %s of %s (last %s)", id, want, readinessWait, sig, last)
+		case <-t.C:
+		}
+	}
 }
 
 // thawAll lets every frozen worker run again (Down: a stopped process does

@@ -1,0 +1,7 @@
+package local
+
+// The readiness signals, for TestReadinessSignals.
+var (
+	SignalFailReadiness = signalFailReadiness
+	SignalPassReadiness = signalPassReadiness
+)
