@@ -20,11 +20,12 @@ import (
 )
 
 // Contract returns the scenarios that check how an autoscaler behaves in an
-// outage, a scale-in, a console restart and on the rate path. They are not
+// outage, a scale-in, a console restart, on the rate path, and on loads
+// built for one step rule (steprules.go). They are not
 // in the default set (that stays the five of the published table); `run
 // --scenarios contract` selects them all, or each by name.
 func Contract() []Scenario {
-	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown()}
+	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown(), LowStreakReset(), UnevenLoad()}
 }
 
 // ContractSet is the --scenarios name that selects every Contract scenario.
