@@ -72,6 +72,8 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.IgnoreRate:              {"rate-path", "the calls-per-second trigger alone scales up"},
 	faults.DownUnderRate:           {"rate-path", "no step down while count − 1 workers could not carry the rate"},
 	faults.ForgetCooldownOnRestart: {"restart-cooldown", "no step down within the down cooldown of the last change, across a console restart"},
+	faults.StreakNotReset:          {"low-streak-reset", "no step down until 3 new low rounds after a round that is not low"},
+	faults.BusiestWorker:           {"uneven-load", "no step up while one worker is busy and the mean is under 50 %"},
 }
 
 func TestSelftestOnLocal(t *testing.T) {
