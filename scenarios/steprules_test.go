@@ -65,15 +65,15 @@ func TestFactStreakReset(t *testing.T) {
 // busy worker between the mean-up and high thresholds (median), never high,
 // the others under the low one and the mean under the mean-up one.
 func TestFactUnevenPlanned(t *testing.T) {
-	good := unevenRead{Busy: 21.0 / 32, Other: 0, Mean: 21.0 / 64}
+	good := unevenRead{Busy: 22.0 / 32, Other: 0, Mean: 22.0 / 64}
 	for _, tc := range []struct {
 		name  string
 		reads []unevenRead
 		pass  bool
 	}{
 		{"as planned", []unevenRead{good, good, good}, true},
-		{"one read between two calls does not move the median", []unevenRead{good, {Busy: 19.0 / 32, Mean: 19.0 / 64}, good}, true},
-		{"the busy worker under the mean-up threshold", []unevenRead{{Busy: 0.4, Mean: 0.2}, {Busy: 0.4, Mean: 0.2}, good}, false},
+		{"reads of a loaded client under the mean-up threshold", []unevenRead{good, {Busy: 14.0 / 32, Mean: 14.0 / 64}, {Busy: 15.0 / 32, Mean: 15.0 / 64}}, true},
+		{"the busy worker never over the mean-up threshold", []unevenRead{{Busy: 0.4, Mean: 0.2}, {Busy: 0.45, Mean: 0.225}, {Busy: 0.49, Mean: 0.245}}, false},
 		{"the busy worker high once", []unevenRead{good, {Busy: 26.0 / 32, Mean: 26.0 / 64}, good}, false},
 		{"another worker not idle", []unevenRead{good, {Busy: good.Busy, Other: 0.3, Mean: 0.47}, good}, false},
 		{"the mean at the mean-up threshold", []unevenRead{good, {Busy: 0.7, Other: 0.29, Mean: 0.5}, good}, false},
@@ -125,29 +125,30 @@ func TestFactNoUpUneven(t *testing.T) {
 // canary; settings where that cannot hold are an error.
 func TestStepRuleLoads(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		limit, n int
-		target   float64
-		streak   int // 0: an error
-		uneven   int
+		name         string
+		limit, n     int
+		target       float64
+		streak, boot int // 0: an error
+		uneven       int
 	}{
-		{"limit 32, 2 workers", 32, 2, 50, 24, 21},
-		{"limit 32, 2 workers and the canary", 32, 3, 50, 36, 21},
-		{"limit 4, 2 workers", 4, 2, 50, 0, 3},
-		{"a target rate the streak load would reach", 32, 2, 30, 0, 21},
-		{"a target rate the uneven load would reach", 32, 2, 15, 0, 0},
+		{"limit 32, 2 workers", 32, 2, 50, 30, 24, 22},
+		{"limit 32, 2 workers and the canary", 32, 3, 50, 46, 46, 22},
+		{"limit 4, 2 workers", 4, 2, 50, 0, 0, 3},
+		{"a target rate the streak load would reach", 32, 2, 30, 0, 0, 22},
+		{"a target rate the uneven load would reach", 32, 2, 15, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := selftestSettings
 			cs.MaxInflight, cs.TargetRPS = tc.limit, tc.target
-			v, err := streakVUs(cs, tc.n)
-			if v != tc.streak || (err != nil) != (tc.streak == 0) {
-				t.Errorf("streakVUs = %d, %v; want %d", v, err, tc.streak)
+			v, boot, err := streakVUs(cs, tc.n)
+			if v != tc.streak || boot != tc.boot || (err != nil) != (tc.streak == 0) {
+				t.Errorf("streakVUs = %d, %d, %v; want %d, %d", v, boot, err, tc.streak, tc.boot)
 			}
 			if err == nil {
+				limit := float64(tc.limit)
 				per := float64(v) / float64(tc.n)
-				if per < lowFraction*float64(tc.limit)+1 || per >= 0.5*float64(tc.limit) || float64(v)/float64(tc.n-1) > highFraction*float64(tc.limit) {
-					t.Errorf("streak load %d over %d workers of limit %d: %.1f each", v, tc.n, tc.limit, per)
+				if per < lowFraction*limit+1 || float64(v) >= 0.5*limit*float64(tc.n) || float64(boot)/float64(tc.n-1) > highFraction*limit {
+					t.Errorf("streak load %d (%d while a worker boots) over %d workers of limit %d: %.1f each", v, boot, tc.n, tc.limit, per)
 				}
 			}
 			u, err := unevenVUs(cs, tc.n)
