@@ -122,7 +122,7 @@ func streakVUs(cs ContractSettings, n int) (vus, boot int, err error) {
 	return vus, boot, nil
 }
 
-// unevenVUs is the VUs straight to one worker in uneven-load: 65 % of its
+// unevenVUs is the VUs straight to one worker in uneven-load: 70 % of its
 // limit, over the mean-up threshold and at most the high one, while the
 // mean over n workers (the canary included) stays under the mean-up
 // threshold and the rate per worker under half the target.
@@ -437,7 +437,7 @@ func FactStreakReset(cs ContractSettings, busy []time.Time, ch []Change, rounds 
 
 // UnevenLoad: "one busy worker is not a busy zone". A zone at count 2; one
 // worker gets calls straight to its own /mcp (the platform's
-// Faulter.Workers address), 65 % of its in-flight limit in 1 s calls, the
+// Faulter.Workers address), 70 % of its in-flight limit in 1 s calls, the
 // others none: no worker is high (over 80 %), the zone's mean is under
 // 50 % and the rate far under the target. Ramen 0.7.5's autoscaling notes
 // ("How it decides"): UP when any ready worker is high, or the zone's mean
