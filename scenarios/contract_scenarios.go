@@ -20,12 +20,12 @@ import (
 )
 
 // Contract returns the scenarios that check how an autoscaler behaves in an
-// outage, a scale-in, a console restart, on the rate path and when a
-// worker is not ready. They are not
+// outage, a scale-in, a console restart, on the rate path, when a worker is
+// not ready, and on loads built for one step rule (steprules.go). They are not
 // in the default set (that stays the five of the published table); `run
 // --scenarios contract` selects them all, or each by name.
 func Contract() []Scenario {
-	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown(), ReadinessRouting()}
+	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown(), ReadinessRouting(), LowStreakReset(), UnevenLoad()}
 }
 
 // ContractSet is the --scenarios name that selects every Contract scenario.

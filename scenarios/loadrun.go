@@ -40,7 +40,13 @@ func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile, workMS int
 	if e.Shards > 1 && e.Sharder != nil {
 		return startShardedLoad(ctx, e, s, p, workMS)
 	}
-	exec := load.MCPToolCall(e.HTTP, s.MCPURL(), "work", map[string]any{"ms": workMS}, nil)
+	return startLoadAt(ctx, e, s, p, s.MCPURL(), workMS)
+}
+
+// startLoadAt runs profile p in this process against url (an MCP endpoint:
+// the edge's route, or one worker's own /mcp).
+func startLoadAt(ctx context.Context, e *Env, s *Scope, p load.Profile, url string, workMS int) *loadRun {
+	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": workMS}, nil)
 	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
 	if p.Executor == load.ExecutorConstantVUs {
 		l.vus = p.VUs

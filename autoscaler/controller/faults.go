@@ -17,8 +17,10 @@ import (
 // StepPolicyWithFaults is StepPolicy with the faults of fs that live in the
 // policy: ignore-up-cooldown and ignore-down-cooldown (the cooldown read as
 // 0), down-too-early (one low round is enough), plus-one-steps (a step up
-// adds one worker) and drop-to-one (a step down goes to 1). The config the
-// console shows stays cfg: the bug is in the behaviour, not the settings.
+// adds one worker) and drop-to-one (a step down goes to 1), and those of
+// how the controller applies the step rules: streak-not-reset and
+// busiest-worker (faults_steprules.go). The config the console shows stays
+// cfg: the bug is in the behaviour, not the settings.
 func StepPolicyWithFaults(cfg autoscaler.StepConfig, fs faults.Set) Policy {
 	if len(fs) == 0 {
 		return StepPolicy(cfg)
@@ -32,7 +34,7 @@ func StepPolicyWithFaults(cfg autoscaler.StepConfig, fs faults.Set) Policy {
 	if fs.On(faults.DownTooEarly) {
 		cfg.LowRounds = 1
 	}
-	return func(st autoscaler.ZoneState, obs autoscaler.Observation, now time.Time) (autoscaler.Decision, autoscaler.ZoneState) {
+	return withStepRuleFaults(fs, func(st autoscaler.ZoneState, obs autoscaler.Observation, now time.Time) (autoscaler.Decision, autoscaler.ZoneState) {
 		d, next := autoscaler.Step(cfg, st, obs, now)
 		switch {
 		case d.Action == autoscaler.ActionUp && fs.On(faults.PlusOneSteps) && d.To > d.From+1:
@@ -41,7 +43,7 @@ func StepPolicyWithFaults(cfg autoscaler.StepConfig, fs faults.Set) Policy {
 			d.To, next.Count = 1, 1
 		}
 		return d, next
-	}
+	})
 }
 
 // lingerRounds is how many allowed step downs the linger fault holds.

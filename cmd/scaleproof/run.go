@@ -81,6 +81,8 @@ platform's fault actions, offered by local, and are skipped where it has none):
   no-double-execution  a worker frozen mid-call: executions never exceed calls sent
   rate-path            short calls at low in-flight: the calls/s trigger scales up, never down
   restart-cooldown     a console restarted mid-cooldown still honours it
+  low-streak-reset     one busy round between idle ones: no step down until 3 new low rounds
+  uneven-load          one worker busy (50-80 %), the mean under 50 %: no step up
 
 Profiles: quick (every time / 10, about 90 s for the five on local), published
 (scheduler 20 s, cooldowns 30/120 s, 45 s burst: the published load test's

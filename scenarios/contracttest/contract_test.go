@@ -161,11 +161,12 @@ func TestContractScenariosPassClean(t *testing.T) {
 
 // TestContractSkipsWithoutFaults: on a platform with no fault actions the
 // scenarios that need one are skipped with the platform's reason, never
-// passed (rate-path and scale-in-drain need none and are not run here).
+// passed (rate-path, scale-in-drain and low-streak-reset need none and are
+// not run here).
 func TestContractSkipsWithoutFaults(t *testing.T) {
 	env := up(t, scenarios.Quick(), nil)
 	env.Faults = platform.NoFaults{Platform: "external", Reason: "it reaches the system only through its URLs"}
-	for _, v := range run(t, env, "outage", "restart-cooldown", "readiness-routing") {
+	for _, v := range run(t, env, "outage", "restart-cooldown", "readiness-routing", "uneven-load") {
 		logVerdict(t, v)
 		if v.Passed || !strings.Contains(v.Skipped, "platform external cannot") {
 			t.Errorf("%s: passed %v, skipped %q; want skipped with the platform's reason", v.Scenario, v.Passed, v.Skipped)
