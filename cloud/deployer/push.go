@@ -1,0 +1,34 @@
+package deployer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/scaleproof/scaleproof/cloud"
+)
+
+// push writes the image to reg.Repository:tag with reg.Auth
+// (go-containerregistry remote.Write) and returns that reference.
+func push(ctx context.Context, image ImageFunc, reg cloud.Registry) (string, error) {
+	img, tag, err := image(ctx)
+	if err != nil {
+		return "", err
+	}
+	ref := reg.Repository + ":" + tag
+	t, err := name.NewTag(ref, name.StrictValidation)
+	if err != nil {
+		return "", fmt.Errorf("push image: %q: %w", ref, err)
+	}
+	auth := reg.Auth
+	if auth == nil {
+		auth = authn.Anonymous
+	}
+	if err := remote.Write(t, img, remote.WithContext(ctx), remote.WithAuth(auth)); err != nil {
+		return "", fmt.Errorf("push image %s: %w", ref, err)
+	}
+	return ref, nil
+}
