@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/googleapis/gax-go/v2/apierror"
-	"google.golang.org/grpc/codes"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc/codes"
 
 	"github.com/scaleproof/scaleproof/cloud"
 )
