@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,6 +62,9 @@ func (d *Deployer) Down(ctx context.Context) error {
 			errs = append(errs, err)
 			left = append(left, r)
 		}
+	}
+	if c, ok := d.cfg.Provider.(io.Closer); ok {
+		_ = c.Close() // its clients' idle connections; a later call makes new ones
 	}
 	if len(left) > 0 {
 		names := make([]string, len(left))

@@ -3,6 +3,7 @@ package deployer
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -27,7 +28,9 @@ func push(ctx context.Context, image ImageFunc, reg cloud.Registry) (string, err
 	if auth == nil {
 		auth = authn.Anonymous
 	}
-	if err := remote.Write(t, img, remote.WithContext(ctx), remote.WithAuth(auth)); err != nil {
+	tr := remote.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	if err := remote.Write(t, img, remote.WithContext(ctx), remote.WithAuth(auth), remote.WithTransport(tr)); err != nil {
 		return "", fmt.Errorf("push image %s: %w", ref, err)
 	}
 	return ref, nil

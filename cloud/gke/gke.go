@@ -27,6 +27,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ type Provider struct {
 	ts  oauth2.TokenSource
 	cm  *container.ClusterManagerClient
 	ar  *artifactregistry.Client
+	tr  *http.Transport
 	now func() time.Time
 }
 
@@ -142,38 +144,46 @@ func (p *Provider) clients(ctx context.Context) (oauth2.TokenSource, *container.
 	if p.cm != nil {
 		return p.ts, p.cm, p.ar, nil
 	}
-	creds, err := google.FindDefaultCredentials(ctx, Scope)
+	// one transport for the token endpoint and both APIs, so Close can end
+	// its idle connections
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	hctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, &http.Client{Transport: tr})
+	creds, err := google.FindDefaultCredentials(hctx, Scope)
 	if err != nil {
 		return nil, nil, nil, &cloud.Error{Op: "find Google credentials", Kind: "permission",
 			Msg: "no Application Default Credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`", Err: err}
 	}
 	ts := oauth2.ReuseTokenSource(nil, creds.TokenSource)
-	opts := []option.ClientOption{option.WithTokenSource(ts)}
+	opts := []option.ClientOption{option.WithHTTPClient(&http.Client{Transport: &oauth2.Transport{Source: ts, Base: tr}})}
 	if p.o.Endpoint != "" {
 		opts = append(opts, option.WithEndpoint(p.o.Endpoint))
 	}
 	// the clients outlive this call's ctx: they are closed with the provider's process
-	cm, err := container.NewClusterManagerRESTClient(context.WithoutCancel(ctx), opts...)
+	cm, err := container.NewClusterManagerRESTClient(hctx, opts...)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ar, err := artifactregistry.NewRESTClient(context.WithoutCancel(ctx), opts...)
+	ar, err := artifactregistry.NewRESTClient(hctx, opts...)
 	if err != nil {
 		cm.Close()
 		return nil, nil, nil, err
 	}
-	p.ts, p.cm, p.ar = ts, cm, ar
+	p.ts, p.cm, p.ar, p.tr = ts, cm, ar, tr
 	return ts, cm, ar, nil
 }
 
-// Close closes the API clients.
+// Close closes the API clients and their idle connections; the next call
+// makes new ones.
 func (p *Provider) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.cm == nil {
 		return nil
 	}
-	return errors.Join(p.cm.Close(), p.ar.Close())
+	err := errors.Join(p.cm.Close(), p.ar.Close())
+	p.tr.CloseIdleConnections()
+	p.ts, p.cm, p.ar, p.tr = nil, nil, nil, nil
+	return err
 }
 
 // Calls is every API call the provider makes.

@@ -141,6 +141,9 @@ func runCloudJanitor(cmd *cobra.Command, o *cloudCmdOpts) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
+	if c, ok := p.(io.Closer); ok {
+		defer c.Close()
+	}
 	if _, err := janitor.Run(cmd.Context(), janitor.Config{Provider: p, DryRun: o.dryRun, Out: cmd.OutOrStdout()}); err != nil {
 		return cloudCode(err)
 	}

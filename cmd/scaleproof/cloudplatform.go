@@ -114,7 +114,7 @@ func newCloudPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log
 	if err != nil {
 		return nil, err
 	}
-	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images"), log: log}
+	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images"), noSelf: true, log: log}
 	return deployer.New(deployer.Config{Provider: p, Options: opts, Artifacts: dir,
 		Image: func(ctx context.Context) (v1.Image, string, error) { return ref.image(ctx) },
 		Deploy: func(_ context.Context, h deployer.Handoff) (platform.Platform, error) {
