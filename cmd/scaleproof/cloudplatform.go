@@ -167,4 +167,3 @@ func cloudCode(err error) error {
 	}
 	return withCode(exitInfra, err)
 }
-

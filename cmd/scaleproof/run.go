@@ -44,8 +44,8 @@ type runOpts struct {
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
 	cloud        cloudOpts // --project, --location, --region, ..., --ttl (cloudplatform.go)
-	canary       bool // --canary: a canary worker beside each zone's stable ones
-	loadShards   int  // --load-shards (loadshard.go)
+	canary       bool      // --canary: a canary worker beside each zone's stable ones
+	loadShards   int       // --load-shards (loadshard.go)
 }
 
 // kubeOpts are the kubeconfig platform's flags.
