@@ -50,7 +50,7 @@ func isCloud(platform string) bool { _, ok := cloudProviders[platform]; return o
 type cloudOpts struct {
 	project, location, region, subscription, resourceGroup string
 	cluster, machineType                                   string
-	ttl, operationTimeout                                  time.Duration
+	ttl, operationTimeout, pollInterval                    time.Duration
 	nodeMin, nodeMax                                       int
 	endpoint, registryEndpoint                             string // hidden: tests' fakes
 }
@@ -71,6 +71,8 @@ func addCloudFlags(f *pflag.FlagSet, o *cloudOpts, withRun bool) {
 	f.DurationVar(&o.operationTimeout, "operation-timeout", 0, "gke, eks, aks: the longest wait on one cloud operation (cluster create or delete; default 25m)")
 	f.StringVar(&o.endpoint, "cloud-endpoint", "", "the cloud API's base URL (tests: a local fake)")
 	f.StringVar(&o.registryEndpoint, "cloud-registry-endpoint", "", "the image registry's base URL (tests: a local registry)")
+	f.DurationVar(&o.pollInterval, "cloud-poll-interval", 0, "how often a cloud operation is polled (default 10s; tests: less)")
+	_ = f.MarkHidden("cloud-poll-interval")
 	_ = f.MarkHidden("cloud-endpoint")
 	_ = f.MarkHidden("cloud-registry-endpoint")
 }
@@ -81,7 +83,7 @@ func (o cloudOpts) options(runID string, log *slog.Logger, out io.Writer) cloud.
 		ResourceGroup: o.resourceGroup, Cluster: o.cluster, RunID: runID, TTL: o.ttl,
 		NodeMin: o.nodeMin, NodeMax: o.nodeMax, MachineType: o.machineType,
 		Endpoint: o.endpoint, RegistryEndpoint: o.registryEndpoint, OperationTimeout: o.operationTimeout,
-		Log: log, Out: out}
+		PollInterval: o.pollInterval, Log: log, Out: out}
 }
 
 // newProvider makes the cloud's Provider (errors are usage errors: a flag

@@ -46,6 +46,7 @@ type runOpts struct {
 	cloud        cloudOpts // --project, --location, --region, ..., --ttl (cloudplatform.go)
 	canary       bool      // --canary: a canary worker beside each zone's stable ones
 	loadShards   int       // --load-shards (loadshard.go)
+	runID        string    // --run-id (hidden; tests: names what a cloud run creates)
 }
 
 // kubeOpts are the kubeconfig platform's flags.
@@ -164,6 +165,8 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
 	addCloudFlags(f, &o.cloud, true)
+	f.StringVar(&o.runID, "run-id", "", "the run id (default: the start time and 6 random hex digits); tests that need to know the names a cloud run gives")
+	_ = f.MarkHidden("run-id")
 	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	return c
 }
@@ -213,6 +216,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return withCode(exitUsage, err)
 	}
 	runID := newRunID()
+	if o.runID != "" {
+		runID = o.runID
+	}
 	dir := o.artifacts
 	if dir == "" {
 		if a := os.Getenv("ARTIFACTS"); a != "" {
