@@ -3,6 +3,8 @@ package deployer
 import (
 	"context"
 	"errors"
+	"io"
+	stdlog "log"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -61,7 +63,7 @@ type rig struct {
 
 func newRig(t *testing.T, mod func(*cloud.Options, *cloudfake.Provider)) *rig {
 	t.Helper()
-	reg := httptest.NewServer(registry.New())
+	reg := httptest.NewServer(registry.New(registry.Logger(stdlog.New(io.Discard, "", 0))))
 	t.Cleanup(reg.Close)
 	p := &cloudfake.Provider{Server: "https://127.0.0.1:6443", CAData: []byte("PEM"),
 		Repository: strings.TrimPrefix(reg.URL, "http://") + "/p/scaleproof-run/scaleproof-ref"}
@@ -181,6 +183,7 @@ func TestFailedUpDownDeletesWhatExists(t *testing.T) {
 		deployed    bool
 	}{
 		{name: "create fails halfway", mod: func(_ *cloud.Options, p *cloudfake.Provider) { p.FailCreate = boom }, wantDeletes: 2},
+		{name: "interrupted during create", mod: func(_ *cloud.Options, p *cloudfake.Provider) { p.FailCreate = context.Canceled }, wantDeletes: 2},
 		{name: "registry fails", mod: func(_ *cloud.Options, p *cloudfake.Provider) { p.FailRegistry = boom }, wantDeletes: 2},
 		{name: "token fails", mod: func(_ *cloud.Options, p *cloudfake.Provider) { p.FailToken = boom }, wantDeletes: 3},
 		{name: "push fails", mod: func(_ *cloud.Options, p *cloudfake.Provider) { p.Repository = "127.0.0.1:1/nothing/here" }, wantDeletes: 3},

@@ -87,14 +87,22 @@ func isNotFound(err error) bool {
 }
 
 // isBusy reports whether err says another operation is running on the
-// resource (a delete right after a create that was cut short): 409 or
-// FAILED_PRECONDITION.
+// resource (a delete right after a create that was cut short): GKE answers
+// 400 "Operation ... is currently creating cluster ... Please wait and try
+// again", which the REST client reports as InvalidArgument; or
+// FAILED_PRECONDITION, ABORTED, 409.
 func isBusy(err error) bool {
-	if ae, ok := apierror.FromError(err); ok {
-		return ae.HTTPCode() == http.StatusConflict || ae.HTTPCode() == http.StatusBadRequest && strings.Contains(strings.ToLower(ae.Message()), "operation") ||
-			(ae.GRPCStatus() != nil && ae.GRPCStatus().Code() == codes.FailedPrecondition)
+	ae, ok := apierror.FromError(err)
+	if !ok {
+		return false
 	}
-	return false
+	c := codes.Unknown
+	if s := ae.GRPCStatus(); s != nil {
+		c = s.Code()
+	}
+	msg := strings.ToLower(ae.Message())
+	return c == codes.FailedPrecondition || c == codes.Aborted || ae.HTTPCode() == http.StatusConflict ||
+		(c == codes.InvalidArgument || ae.HTTPCode() == http.StatusBadRequest) && strings.Contains(msg, "operation") && strings.Contains(msg, "try again")
 }
 
 // opErr is a finished operation's error as a *cloud.Error.

@@ -3,6 +3,8 @@ package gke
 import (
 	"context"
 	"errors"
+	"io"
+	stdlog "log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -181,7 +183,7 @@ func TestCreateFailures(t *testing.T) {
 				t.Fatalf("created %v, want %d", c.Created, tc.wantCreated)
 			}
 			// Down deletes what exists: the cluster (its node pool with it)
-			f.Set(func(f *gkefake.Fake) { f.NeverFinish = false })
+			f.Set(func(f *gkefake.Fake) { f.NeverFinish = false; f.BusyDeletes = 2 }) // still creating: GKE refuses the delete a while
 			if tc.wantCreated > 0 {
 				if err := p.Delete(context.Background(), c.Created[0]); err != nil {
 					t.Fatalf("delete after a failed create: %v", err)
@@ -189,6 +191,17 @@ func TestCreateFailures(t *testing.T) {
 			}
 			if left := f.Clusters(); len(left) != 0 {
 				t.Errorf("left %v", left)
+			}
+			if tc.wantCreated > 0 {
+				n := 0
+				for _, r := range f.Requests() {
+					if strings.HasPrefix(r, "DELETE") {
+						n++
+					}
+				}
+				if n != 3 {
+					t.Errorf("%d deletes, want 3 (two refused while busy, then accepted)", n)
+				}
 			}
 		})
 	}
@@ -264,7 +277,7 @@ func TestList(t *testing.T) {
 // issued.
 func TestRegistryAuth(t *testing.T) {
 	var f *gkefake.Fake
-	mem := registry.New()
+	mem := registry.New(registry.Logger(stdlog.New(io.Discard, "", 0)))
 	var refused atomic.Int32
 	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u, pw, ok := r.BasicAuth()

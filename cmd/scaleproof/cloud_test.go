@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	stdlog "log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +31,7 @@ func newGKERig(t *testing.T) *gkeRig {
 	t.Helper()
 	f := gkefake.New()
 	t.Cleanup(f.Close)
-	mem := registry.New()
+	mem := registry.New(registry.Logger(stdlog.New(io.Discard, "", 0)))
 	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, pw, ok := r.BasicAuth(); !ok || u != "oauth2accesstoken" || !f.IssuedToken(pw) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="fake"`)
@@ -145,18 +147,31 @@ func TestCloudRunAdoptedClusterStays(t *testing.T) {
 	}
 }
 
-func TestCloudRunQuotaExits3(t *testing.T) {
-	g := newGKERig(t)
-	g.f.Set(func(f *gkefake.Fake) { f.Deny = []string{"container.clusters.create"} })
-	refBin := filepath.Join(g.dir, "scaleproof-ref")
-	_ = os.WriteFile(refBin, []byte("x"), 0o755)
-	art := filepath.Join(g.dir, "art")
-	if _, code := execute(t, newRunCmd(), g.flags("--ttl", "2h", "--ref-bin", refBin, "--artifacts", art, "--quiet", "--screenshots=false")...); code != exitInfra {
-		t.Errorf("exit %d, want %d", code, exitInfra)
-	}
-	md, _ := os.ReadFile(filepath.Join(art, "table.md"))
-	if !strings.Contains(string(md), "missing permission container.clusters.create") {
-		t.Errorf("table.md does not name the permission:\n%s", md)
+// TestCloudRunRefusalsExit3: a quota or permission refusal exits 3 and the
+// reason (the permission named) is in table.md.
+func TestCloudRunRefusalsExit3(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*gkefake.Fake)
+		want string
+	}{
+		{"permission", func(f *gkefake.Fake) { f.Deny = []string{"container.clusters.create"} }, "missing permission container.clusters.create"},
+		{"quota", func(f *gkefake.Fake) { f.Quota = true }, `quota: Insufficient regional quota to satisfy request: resource "CPUS"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGKERig(t)
+			g.f.Set(tc.set)
+			refBin := filepath.Join(g.dir, "scaleproof-ref")
+			_ = os.WriteFile(refBin, []byte("x"), 0o755)
+			art := filepath.Join(g.dir, "art")
+			if _, code := execute(t, newRunCmd(), g.flags("--ttl", "2h", "--ref-bin", refBin, "--artifacts", art, "--quiet", "--screenshots=false")...); code != exitInfra {
+				t.Errorf("exit %d, want %d", code, exitInfra)
+			}
+			md, _ := os.ReadFile(filepath.Join(art, "table.md"))
+			if !strings.Contains(string(md), tc.want) {
+				t.Errorf("table.md lacks %q:\n%s", tc.want, md)
+			}
+		})
 	}
 }
 

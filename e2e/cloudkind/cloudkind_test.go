@@ -25,6 +25,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	stdlog "log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -85,7 +87,7 @@ func TestGKEPlatformOnKind(t *testing.T) {
 	f := gkefake.New()
 	defer f.Close()
 	var pushes atomic.Int32
-	mem := registry.New()
+	mem := registry.New(registry.Logger(stdlog.New(io.Discard, "", 0)))
 	reg := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if u, pw, ok := r.BasicAuth(); !ok || u != "oauth2accesstoken" || !f.IssuedToken(pw) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="fake Artifact Registry"`)

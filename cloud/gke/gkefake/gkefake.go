@@ -65,6 +65,10 @@ type Fake struct {
 	FailHalfway bool
 	// NeverFinish keeps every operation RUNNING.
 	NeverFinish bool
+	// BusyDeletes is how many cluster deletes are refused first with 400
+	// FAILED_PRECONDITION, as GKE refuses while another operation (a create
+	// cut short by Ctrl-C) still runs on the cluster.
+	BusyDeletes int
 	// Endpoint and CA are what clusters report (host:port, PEM); default
 	// 127.0.0.1:6443 and a dummy PEM.
 	Endpoint string
@@ -402,6 +406,11 @@ func (f *Fake) clustersAPI(w http.ResponseWriter, r *http.Request, parent string
 		}
 		if f.clusters[full] == nil {
 			googleError(w, 404, "NOT_FOUND", "Not found: "+full+".", "")
+			return
+		}
+		if f.BusyDeletes > 0 {
+			f.BusyDeletes--
+			googleError(w, 400, "FAILED_PRECONDITION", "Operation operation-0 is currently creating cluster "+rest[0]+". Please wait and try again once it is done.", "")
 			return
 		}
 		f.clusters[full].Status = containerpb.Cluster_STOPPING
