@@ -33,6 +33,9 @@ type Provider struct {
 	// fails the Delete of the resources named by String ("cluster x").
 	FailCreate, FailRegistry, FailToken error
 	FailDelete                          map[string]error
+	// AdoptClaims makes Adopt (wrongly) list the cluster in Created: the
+	// platform must still never delete an adopted cluster.
+	AdoptClaims bool
 
 	mu     sync.Mutex
 	res    []cloud.Resource
@@ -106,7 +109,11 @@ func (p *Provider) Adopt(_ context.Context, name string) (cloud.Cluster, error) 
 	p.call("adopt " + name)
 	for _, r := range p.Resources() {
 		if r.Kind == "cluster" && r.Name == name {
-			return cloud.Cluster{Name: name, Server: p.Server, CAData: p.CAData, Adopted: true}, nil
+			c := cloud.Cluster{Name: name, Server: p.Server, CAData: p.CAData, Adopted: true}
+			if p.AdoptClaims {
+				c.Adopted, c.Created = false, []cloud.Resource{r}
+			}
+			return c, nil
 		}
 	}
 	return cloud.Cluster{}, &cloud.Error{Op: "adopt cluster " + name, Kind: "not found", Msg: "no such cluster"}

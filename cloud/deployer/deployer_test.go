@@ -248,7 +248,16 @@ func TestNoTTLRefused(t *testing.T) {
 }
 
 func TestAdoptedClusterNeverDeleted(t *testing.T) {
+	for _, claims := range []bool{false, true} {
+		t.Run(map[bool]string{false: "provider says adopted", true: "provider claims it created it"}[claims], func(t *testing.T) {
+			testAdopted(t, claims)
+		})
+	}
+}
+
+func testAdopted(t *testing.T, claims bool) {
 	r := newRig(t, func(o *cloud.Options, p *cloudfake.Provider) {
+		p.AdoptClaims = claims
 		o.Cluster = "theirs"
 		p.Add(cloud.Resource{Kind: "cluster", Name: "theirs", ID: "clusters/theirs", Labels: map[string]string{"team": "x"}})
 	})
