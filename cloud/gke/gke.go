@@ -63,12 +63,14 @@ type Provider struct {
 	o   cloud.Options
 	log *slog.Logger
 
-	mu  sync.Mutex
-	ts  oauth2.TokenSource
-	cm  *container.ClusterManagerClient
-	ar  *artifactregistry.Client
-	tr  *http.Transport
-	now func() time.Time
+	mu sync.Mutex
+	ts oauth2.TokenSource
+	cm *container.ClusterManagerClient
+	ar *artifactregistry.Client
+	tr *http.Transport
+	// hctx carries the transport for the token endpoint (oauth2.HTTPClient)
+	hctx context.Context
+	now  func() time.Time
 }
 
 var _ cloud.Provider = (*Provider)(nil)
@@ -168,7 +170,7 @@ func (p *Provider) clients(ctx context.Context) (oauth2.TokenSource, *container.
 		cm.Close()
 		return nil, nil, nil, err
 	}
-	p.ts, p.cm, p.ar, p.tr = ts, cm, ar, tr
+	p.ts, p.cm, p.ar, p.tr, p.hctx = ts, cm, ar, tr, hctx
 	return ts, cm, ar, nil
 }
 

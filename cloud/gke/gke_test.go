@@ -105,6 +105,10 @@ func TestLifecycle(t *testing.T) {
 	if err != nil || !f.IssuedToken(tok.Value) || tok.Expiry.IsZero() {
 		t.Errorf("token %+v, %v", tok, err)
 	}
+	// a refresh gets a new token, not the cached one
+	if tok2, err := p.Token(ctx, c); err != nil || tok2.Value == tok.Value || !f.IssuedToken(tok2.Value) {
+		t.Errorf("second token %+v (first %s), %v", tok2, tok.Value, err)
+	}
 
 	reg, err := p.EnsureRegistry(ctx, labels(time.Now(), time.Hour))
 	if err != nil {

@@ -5,19 +5,29 @@ import (
 	"errors"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
 
 	"github.com/scaleproof/scaleproof/cloud"
 )
 
-// Token is an OAuth2 access token of the Application Default Credentials
-// (scope cloud-platform), which the GKE API server takes as a bearer token
-// (what gke-gcloud-auth-plugin hands kubectl), made in-process.
+// Token is a new OAuth2 access token of the Application Default
+// Credentials (scope cloud-platform), which the GKE API server takes as a
+// bearer token (what gke-gcloud-auth-plugin hands kubectl), made
+// in-process. It is fetched afresh each time, not from the API clients'
+// cache (which renews only 10 s before expiry): the cloud platform asks
+// minutes before the old one expires.
 func (p *Provider) Token(ctx context.Context, c cloud.Cluster) (cloud.Token, error) {
-	ts, _, _, err := p.clients(ctx)
-	if err != nil {
+	if _, _, _, err := p.clients(ctx); err != nil {
 		return cloud.Token{}, err
 	}
-	t, err := ts.Token()
+	p.mu.Lock()
+	hctx := p.hctx
+	p.mu.Unlock()
+	creds, err := google.FindDefaultCredentials(hctx, Scope)
+	if err != nil {
+		return cloud.Token{}, tokenErr("token for cluster "+c.Name, err)
+	}
+	t, err := creds.TokenSource.Token()
 	if err != nil {
 		return cloud.Token{}, tokenErr("token for cluster "+c.Name, err)
 	}
