@@ -65,6 +65,7 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage,
 type refImage struct {
 	bin, dir string
 	needSelf bool
+	noSelf   bool // the cloud platforms: no load shards, so no scaleproof in the image (a smaller push)
 	log      *slog.Logger
 	ref      string
 }
@@ -81,6 +82,7 @@ func (r *refImage) archives(context.Context) ([]string, error) {
 	var extra []image.File
 	self, err := selfBinary()
 	switch {
+	case r.noSelf:
 	case err == nil:
 		extra = append(extra, image.File{Path: image.ScaleproofPath, Body: self})
 	case r.needSelf:

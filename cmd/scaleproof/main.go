@@ -66,6 +66,9 @@ service up while it does.
   scaleproof compare BASE CANDIDATE    a candidate run against a baseline, with tolerances
   scaleproof load --url URL ...        k6-style load against one MCP tool or HTTP URL, with thresholds
   scaleproof sim                       the scenarios in virtual time against a model
+  scaleproof run --platform gke --project P --location L --ttl 3h
+                                       a cluster made for the run (or --cluster), torn down after
+  scaleproof cloud plan|janitor        what a cloud run creates; delete expired scaleproof resources
 
 Exit codes: 0 pass, 1 a scenario failed (or compare found a regression), 2 bad
 usage or unusable input, 3 platform error (or Prometheus unreachable), 99 a
@@ -83,7 +86,7 @@ that is how it stops).`,
 			fmt.Fprintln(c.OutOrStdout(), "scaleproof", buildinfo.String(version, commit))
 		},
 	})
-	root.AddCommand(newSimCmd(), newLoadCmd(), newLoadShardCmd())
+	root.AddCommand(newSimCmd(), newLoadCmd(), newLoadShardCmd(), newCloudCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return withCode(exitUsage, fmt.Errorf("%v\n\n%s", err, c.UsageString()))
 	})

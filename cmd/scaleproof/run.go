@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -42,8 +43,10 @@ type runOpts struct {
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
-	canary       bool // --canary: a canary worker beside each zone's stable ones
-	loadShards   int  // --load-shards (loadshard.go)
+	cloud        cloudOpts // --project, --location, --region, ..., --ttl (cloudplatform.go)
+	canary       bool      // --canary: a canary worker beside each zone's stable ones
+	loadShards   int       // --load-shards (loadshard.go)
+	runID        string    // --run-id (hidden; tests: names what a cloud run creates)
 }
 
 // kubeOpts are the kubeconfig platform's flags.
@@ -105,9 +108,26 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
   local/            local platform: the console's state, keys.json (the run's
                     API keys, mode 0600), Prometheus' config and data
 
+Clouds (--platform gke; eks and aks as their providers join): Up refuses to
+start without --ttl, creates a cluster named scaleproof-<run id> whose one node
+pool the cloud's cluster autoscaler grows (--node-min, --node-max), or adopts
+--cluster; makes the run's image repository (Artifact Registry on gke) and
+pushes the scaleproof-ref image there; writes cloud/kubeconfig into the
+artifacts with a token made in-process and refreshed before it expires (no
+auth plugin); then deploys with the cloud overlay and runs exactly as
+--platform kubeconfig does, through port-forwards. Teardown dumps the logs,
+then deletes what the run created in reverse order, never an adopted cluster
+(also on Ctrl-C; a cluster delete takes minutes). Every resource carries the
+labels scaleproof-run-id and scaleproof-expires-at: what a killed run leaves,
+` + "`scaleproof cloud janitor`" + ` deletes after its expiry. ` + "`scaleproof cloud plan`" + ` lists
+what would be created and the calls, changing nothing. Credentials: gke uses
+Application Default Credentials ($GOOGLE_APPLICATION_CREDENTIALS, gcloud's, or
+the metadata server).
+
 Exit codes: 0 every scenario passed, 1 a scenario failed (or every scenario
-was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
-(could not bring it up), 130 interrupted.`,
+was skipped: nothing judged), 2 bad usage or unusable input (a cloud run
+without --ttl or a required flag), 3 platform error (could not bring it up;
+a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
@@ -115,12 +135,14 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
   scaleproof run --platform kubeconfig --kubeconfig kind.kubeconfig --image scaleproof.local/scaleproof-ref:sha-0123456789ab \
       --node-host 127.0.0.1 --console-port 30081 --edge-port 30080
   scaleproof run --platform external --name GKE --console-url https://console.example \
-      --edge-url https://edge.example --keys keys.json --group loadtest`,
+      --edge-url https://edge.example --keys keys.json --group loadtest
+  scaleproof run --platform gke --project my-project --location us-central1 --ttl 3h --profile published
+  scaleproof run --platform gke --project my-project --location us-central1-a --cluster existing --ttl 2h`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches) or external (already running; see --console-url)")
+	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches) external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
@@ -144,6 +166,9 @@ was skipped: nothing judged), 2 bad usage or unusable input, 3 platform error
 	f.IntVar(&o.loadShards, "load-shards", 1, "Kubernetes platforms (kind, kubeconfig): run each scenario's load as an Indexed Job of N pods, each with its share of the VUs from a common start; their results are merged before the verdicts")
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
+	addCloudFlags(f, &o.cloud, true)
+	f.StringVar(&o.runID, "run-id", "", "the run id (default: the start time and 6 random hex digits); tests that need to know the names a cloud run gives")
+	_ = f.MarkHidden("run-id")
 	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	return c
 }
@@ -193,6 +218,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return withCode(exitUsage, err)
 	}
 	runID := newRunID()
+	if o.runID != "" {
+		runID = o.runID
+	}
 	dir := o.artifacts
 	if dir == "" {
 		if a := os.Getenv("ARTIFACTS"); a != "" {
@@ -257,7 +285,14 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		pf = x
 	default:
-		return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external)", o.platform))
+		if !isCloud(o.platform) {
+			return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external, %s)", o.platform, strings.Join(cloudNames(), ", ")))
+		}
+		cp, err := newCloudPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
+		if err != nil {
+			return withCode(exitUsage, err)
+		}
+		pf = cp
 	}
 	sharder, err := loadSharder(pf, o.loadShards)
 	if err != nil {
@@ -297,6 +332,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	reason := ""
 	if upErr != nil {
 		code, reason = exitInfra, "platform up: "+upErr.Error()
+		if errors.Is(upErr, deployer.ErrNoTTL) {
+			code = exitUsage
+		}
 		log.Error("platform up failed", "err", upErr)
 	} else {
 		ep = o.endpoints(ep)
@@ -335,7 +373,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	// Teardown always runs: logs first, then down (kubetest2 order).
-	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	dctx, dcancel := context.WithTimeout(context.Background(), teardownBudget(pf))
 	stepStart := time.Now()
 	err = pf.DumpLogs(dctx, filepath.Join(dir, "logs"))
 	steps.add("DumpLogs", stepStart, err)
@@ -352,6 +390,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	dcancel()
 	if kp, ok := pf.(*kind.Kind); ok {
 		steps.steps = append(steps.steps, kindSteps(kp)...)
+	}
+	if cp, ok := pf.(*deployer.Deployer); ok {
+		steps.steps = append(steps.steps, cloudSteps(cp)...)
 	}
 
 	row := reports.SummaryRow(name, verdicts)
@@ -430,6 +471,15 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return withCode(code, errors.New(reason))
 	}
 	return nil
+}
+
+// teardownBudget bounds DumpLogs and Down: a cloud's cluster delete takes
+// minutes (GKE about 5, EKS up to 15), kind's and the others' seconds.
+func teardownBudget(pf platform.Platform) time.Duration {
+	if _, ok := pf.(*deployer.Deployer); ok {
+		return 45 * time.Minute
+	}
+	return 2 * time.Minute
 }
 
 // judged counts the verdicts of scenarios that ran to a verdict (not

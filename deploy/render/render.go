@@ -38,6 +38,13 @@ type Params struct {
 	// Canary adds components/canary: the console gets --canary and runs a
 	// canary Deployment of one replica beside each zone's workers.
 	Canary bool
+	// Cloud adds components/cloud, the cloud specifics of Ramen 0.7.5's
+	// autoscaling notes (GKE, EKS, AKS): safe-to-evict "false" on the
+	// workers and the console, probes with a 5 s timeout and 6 allowed
+	// liveness misses, maxUnavailable 0, minReadySeconds 90 and a 40 s
+	// console drain whatever the profile, and imagePullPolicy IfNotPresent
+	// (the image is pulled from the cloud's registry, not loaded).
+	Cloud bool
 }
 
 var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
@@ -89,8 +96,15 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if p.Namespace != "" {
 		top += "namespace: " + p.Namespace + "\n"
 	}
+	var comps []string
 	if p.Canary {
-		top += "components:\n  - components/canary\n"
+		comps = append(comps, "components/canary")
+	}
+	if p.Cloud {
+		comps = append(comps, "components/cloud")
+	}
+	if len(comps) > 0 {
+		top += "components:\n  - " + strings.Join(comps, "\n  - ") + "\n"
 	}
 	if err := mem.WriteFile(path.Join(root, "kustomization.yaml"), []byte(top)); err != nil {
 		return nil, fmt.Errorf("render: %w", err)

@@ -59,6 +59,10 @@ type Config struct {
 	// canary Deployment (one replica, version canary) beside each zone's
 	// workers (deploy/render Params.Canary).
 	Canary bool
+	// Cloud renders the cloud overlay (deploy/render Params.Cloud): the
+	// image is pulled from the cloud's registry, and the cloud specifics of
+	// Ramen 0.7.5's autoscaling notes apply (the GKE, EKS and AKS platforms).
+	Cloud bool
 	// NodeHost, when set, is the address the NodePorts are reached on from
 	// here (kind: 127.0.0.1), at ConsoleHostPort and EdgeHostPort (the host
 	// ports mapped to the console's and the edge's NodePorts). Otherwise Up
@@ -127,7 +131,7 @@ func New(cfg Config) (*Platform, error) {
 			}
 		}
 	}
-	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary}); err != nil {
+	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary, Cloud: cfg.Cloud}); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -39,7 +39,7 @@ func randKey(prefix string) string {
 // endpoints.
 func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 	c := p.cfg
-	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary})
+	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary, Cloud: c.Cloud})
 	if err != nil {
 		return platform.Endpoints{}, err
 	}

@@ -1,0 +1,78 @@
+package deployer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/scaleproof/scaleproof/cloud"
+)
+
+// Down dumps the logs when DumpLogs has not run yet, takes the deployed
+// system down, stops the token refresh, then deletes what Up created in
+// reverse order (the registry's repository, then the cluster's resources),
+// never an adopted cluster. It goes on past a failed delete and returns
+// every error; what it could not delete carries the run's expiry, so
+// `scaleproof cloud janitor` finds it. Safe to call more than once and after
+// a failed Up.
+func (d *Deployer) Down(ctx context.Context) error {
+	d.mu.Lock()
+	if d.downDone {
+		d.mu.Unlock()
+		return nil
+	}
+	d.downDone = true
+	dep, dumped, ref := d.deployed, d.dumped, d.refresh
+	adopted := d.cluster != nil && d.cluster.Adopted
+	created := d.createdLocked()
+	d.mu.Unlock()
+
+	var errs []error
+	if dep != nil && !dumped {
+		if err := d.DumpLogs(ctx, filepath.Join(d.cfg.Artifacts, "logs")); err != nil {
+			d.log.Warn("dump logs before down", "err", err)
+		}
+	}
+	if dep != nil {
+		if adopted {
+			// the cluster stays: the namespace must go, and Down waits for it
+			errs = append(errs, d.step("down deployed system", func() error { return dep.Down(ctx) }))
+		} else {
+			// the cluster's own objects go with the cluster
+			dctx, cancel := context.WithTimeout(ctx, d.cfg.DeployedDownBudget)
+			if err := dep.Down(dctx); err != nil {
+				d.log.Info("deployed system down cut short; the cluster delete removes the rest", "err", err)
+			}
+			cancel()
+		}
+	}
+	if ref != nil {
+		ref.close()
+	}
+	var left []cloud.Resource
+	for _, r := range slices.Backward(created) {
+		if r.Kind == "cluster" && (adopted || (d.cfg.Options.Cluster != "" && r.Name == d.cfg.Options.Cluster)) {
+			continue // never an adopted cluster
+		}
+		if err := d.step("delete "+r.String(), func() error { return d.cfg.Provider.Delete(ctx, r) }); err != nil {
+			errs = append(errs, err)
+			left = append(left, r)
+		}
+	}
+	if c, ok := d.cfg.Provider.(io.Closer); ok {
+		_ = c.Close() // its clients' idle connections; a later call makes new ones
+	}
+	if len(left) > 0 {
+		names := make([]string, len(left))
+		for i, r := range left {
+			names[i] = r.String()
+		}
+		fmt.Fprintf(d.out, "%s: not deleted: %s; they carry the run's expiry: `scaleproof cloud janitor --platform %s ...` deletes them after it\n",
+			d.Name(), strings.Join(names, ", "), strings.ToLower(d.Name()))
+	}
+	return errors.Join(errs...)
+}
