@@ -18,6 +18,8 @@ import (
 
 	"github.com/scaleproof/scaleproof/cloud"
 	"github.com/scaleproof/scaleproof/cloud/deployer"
+	"github.com/scaleproof/scaleproof/cloud/aks"
+	"github.com/scaleproof/scaleproof/cloud/eks"
 	"github.com/scaleproof/scaleproof/cloud/gke"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -30,8 +32,8 @@ import (
 // New (which names the flag it misses).
 var cloudProviders = map[string]func(cloud.Options) (cloud.Provider, error){
 	"gke": func(o cloud.Options) (cloud.Provider, error) { return gke.New(o) },
-	// "eks": func(o cloud.Options) (cloud.Provider, error) { return eks.New(o) },
-	// "aks": func(o cloud.Options) (cloud.Provider, error) { return aks.New(o) },
+	"eks": func(o cloud.Options) (cloud.Provider, error) { return eks.New(o) },
+	"aks": func(o cloud.Options) (cloud.Provider, error) { return aks.New(o) },
 }
 
 // cloudNames are the clouds of --platform, sorted.
