@@ -77,6 +77,7 @@ type Querier struct {
 
 	drainOnce sync.Once
 	drainCh   chan struct{}
+	cut       atomic.Pointer[context.Context] // the session's context: a work call ends with it
 	busy      atomic.Int64
 	connected atomic.Bool
 	calls     prometheus.Counter
@@ -109,7 +110,7 @@ func New(cfg Config) (*Querier, error) {
 	if q.hc == nil {
 		q.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Workers + 2, IdleConnTimeout: 30 * time.Second}}
 	}
-	q.work = worker.New(worker.Config{ID: cfg.ID, MaxInflight: cfg.Workers, Work: cfg.Work, Wait: cfg.Wait, Logger: cfg.Logger})
+	q.work = worker.New(worker.Config{ID: cfg.ID, MaxInflight: cfg.Workers, Work: cfg.Work, Wait: q.wait, Logger: cfg.Logger})
 	q.initMetrics()
 	mux := http.NewServeMux()
 	mux.Handle("GET /readyz", q.health.Readyz(q.ready))
@@ -135,6 +136,29 @@ func (q *Querier) initMetrics() {
 				return 0
 			}),
 	)
+}
+
+// wait holds a work call for d, cut short when the session is lost or Run's
+// context ends (the MCP handler's own context does not carry the session's).
+func (q *Querier) wait(ctx context.Context, d time.Duration) error {
+	if p := q.cut.Load(); p != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(*p, cancel)
+		defer stop()
+	}
+	if q.cfg.Wait != nil {
+		return q.cfg.Wait(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Handler serves /readyz, /livez and /metrics.
@@ -214,6 +238,7 @@ func (q *Querier) Run(ctx context.Context) error {
 func (q *Querier) session(ctx context.Context) error {
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	q.cut.Store(&sctx)
 	req, err := http.NewRequestWithContext(sctx, http.MethodGet,
 		q.base.JoinPath(scheduler.PathConnect).String()+"?querier="+url.QueryEscape(q.cfg.ID), nil)
 	if err != nil {
