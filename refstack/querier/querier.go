@@ -291,7 +291,12 @@ func (q *Querier) session(ctx context.Context) error {
 	go func() {
 		select {
 		case <-q.drainCh:
-			stopPulling()
+			// Leave rather than cut the polls: a call the scheduler hands
+			// out meanwhile still reaches its worker and runs.
+			if err := q.leave(sctx, hello.Session); err != nil {
+				log.Info("leave failed, polls cut (the scheduler re-queues a call handed out meanwhile)", "err", err.Error())
+				stopPulling()
+			}
 		case <-pctx.Done():
 		}
 	}()
@@ -343,6 +348,26 @@ func (q *Querier) pull(pctx, sctx context.Context, session string, log *slog.Log
 		}
 		q.calls.Inc()
 	}
+}
+
+// leave tells the scheduler this session takes no more calls.
+func (q *Querier) leave(ctx context.Context, session string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		q.base.JoinPath(scheduler.PathLeave).String()+"?session="+url.QueryEscape(session), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := q.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		return fmt.Errorf("leave: HTTP %d", resp.StatusCode)
+	}
+	return nil
 }
 
 // next long-polls the scheduler: an assignment, nil for none yet, or gone

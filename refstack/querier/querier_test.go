@@ -110,7 +110,9 @@ type gate struct {
 	release chan struct{}
 }
 
-func newGate() *gate { return &gate{started: make(chan time.Duration, 64), release: make(chan struct{})} }
+func newGate() *gate {
+	return &gate{started: make(chan time.Duration, 64), release: make(chan struct{})}
+}
 
 func (g *gate) wait(ctx context.Context, d time.Duration) error {
 	g.started <- d
@@ -207,12 +209,12 @@ func TestQuerierDrain(t *testing.T) {
 	srv := httptest.NewServer(qa.q.Handler())
 	defer srv.Close()
 	waitState(t, s, "qa connected", func(st scheduler.Stats) bool { return st.Queriers == 1 })
-	if code := status(t, srv.URL+"/readyz"); code != 200 {
-		t.Fatalf("/readyz connected: %d", code)
-	}
 	first := make(chan reply, 1)
 	go func() { first <- callMCP(base, 1, 50) }()
 	receive(t, g.started, "the first call to start")
+	if code := status(t, srv.URL+"/readyz"); code != 200 { // it pulled a call: it has its session
+		t.Fatalf("/readyz connected: %d", code)
+	}
 
 	qa.q.Drain()
 	if code := status(t, srv.URL+"/readyz"); code != 503 {

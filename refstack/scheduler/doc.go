@@ -25,6 +25,9 @@
 //	                        Config.PollTimeout, 410 when the session is gone.
 //	POST /querier/answer    a worker's Answer to one call: 204; 404 when the
 //	                        call is no longer held by that session.
+//	POST /querier/leave     the querier drains: 204; the session's polls end
+//	                        with 410 and it gets no more calls, while the
+//	                        calls it runs are still answered through it.
 //	GET  /metrics           Prometheus text format (own registry), see metrics.go
 //	GET  /readyz, /livez    200 "ok"; /readyz 503 while draining
 //

@@ -108,6 +108,7 @@ type session struct {
 	id      string
 	querier string
 	calls   map[string]*call
+	leaving bool          // the querier drains: its polls get 410, no more calls
 	closed  chan struct{} // closed when the scheduler ends the session
 }
 
@@ -174,6 +175,7 @@ func New(cfg Config) *Scheduler {
 	mux.HandleFunc("GET "+PathConnect, s.serveConnect)
 	mux.HandleFunc("POST "+PathNext, s.serveNext)
 	mux.HandleFunc("POST "+PathAnswer, s.serveAnswer)
+	mux.HandleFunc("POST "+PathLeave, s.serveLeave)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.Handle("GET /readyz", s.health.Readyz(nil))
 	mux.HandleFunc("GET /livez", serve.Livez)
@@ -477,7 +479,7 @@ func (s *Scheduler) serveNext(w http.ResponseWriter, r *http.Request) {
 	for {
 		s.mu.Lock()
 		ss, ok := s.sessions[sid]
-		if !ok {
+		if !ok || ss.leaving {
 			s.mu.Unlock()
 			http.Error(w, "session "+strconv.Quote(sid)+" is gone: connect again", http.StatusGone)
 			return
@@ -511,6 +513,26 @@ func (s *Scheduler) serveNext(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// serveLeave marks a session as leaving (its querier drains): its polls
+// end with 410 and it gets no more calls; the calls it runs are still
+// answered through it.
+func (s *Scheduler) serveLeave(w http.ResponseWriter, r *http.Request) {
+	sid := r.URL.Query().Get("session")
+	s.mu.Lock()
+	ss, ok := s.sessions[sid]
+	if ok {
+		ss.leaving = true
+		s.changedLocked()
+	}
+	s.mu.Unlock()
+	if !ok {
+		http.Error(w, "session "+strconv.Quote(sid)+" is gone", http.StatusGone)
+		return
+	}
+	s.log.Info("querier leaving", "querier", ss.querier, "session", sid)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // giveBack puts a call whose hand-over failed back at the front, the

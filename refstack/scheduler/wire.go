@@ -10,6 +10,7 @@ const (
 	PathConnect = "/querier/connect"
 	PathNext    = "/querier/next"
 	PathAnswer  = "/querier/answer"
+	PathLeave   = "/querier/leave"
 )
 
 // Hello is the first line of a session (GET /querier/connect?querier=NAME):
