@@ -38,6 +38,10 @@ type Params struct {
 	// Canary adds components/canary: the console gets --canary and runs a
 	// canary Deployment of one replica beside each zone's workers.
 	Canary bool
+	// Queue adds components/queue: the queue workload's scheduler
+	// (Deployment and Service scaleproof-scheduler) and queriers
+	// (Deployment scaleproof-querier, 6 workers each).
+	Queue bool
 }
 
 var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
@@ -89,8 +93,14 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if p.Namespace != "" {
 		top += "namespace: " + p.Namespace + "\n"
 	}
+	if p.Canary || p.Queue {
+		top += "components:\n"
+	}
 	if p.Canary {
-		top += "components:\n  - components/canary\n"
+		top += "  - components/canary\n"
+	}
+	if p.Queue {
+		top += "  - components/queue\n"
 	}
 	if err := mem.WriteFile(path.Join(root, "kustomization.yaml"), []byte(top)); err != nil {
 		return nil, fmt.Errorf("render: %w", err)
