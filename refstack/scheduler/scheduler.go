@@ -313,9 +313,6 @@ func (s *Scheduler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, errorAnswer(http.StatusBadRequest, nil, CodeParseError, "parse error: request body is not JSON", false))
 		return
 	}
-	// The wait for a querier may outlast the server's ReadTimeout, whose
-	// expiry would cancel r.Context(): the body is read, lift it.
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	c := &call{header: pick(r.Header, forwardRequestHeaders), body: body, rpcID: requestID(body), done: make(chan Answer, 1)}
 
 	s.mu.Lock()
@@ -381,7 +378,6 @@ func (s *Scheduler) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{}) // a session outlasts the server's ReadTimeout
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -473,7 +469,6 @@ func (s *Scheduler) endSessionLocked(ss *session, requeue bool) {
 // Config.PollTimeout for one.
 func (s *Scheduler) serveNext(w http.ResponseWriter, r *http.Request) {
 	sid := r.URL.Query().Get("session")
-	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	t := time.NewTimer(s.cfg.PollTimeout)
 	defer t.Stop()
 	for {
