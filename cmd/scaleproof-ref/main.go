@@ -1,9 +1,11 @@
 // Command scaleproof-ref is the reference system scaleproof tests: one binary
-// with three servers, so one image serves all three.
+// with its servers, so one image serves them all.
 //
 //	scaleproof-ref console   the console API and the reference autoscaler
 //	scaleproof-ref worker    an MCP server with an in-flight limit (429 beyond it)
 //	scaleproof-ref edge      routes /g/{group}/z/{zone}/mcp to a ready worker
+//	scaleproof-ref scheduler the queue workload's query scheduler (a FIFO of MCP calls)
+//	scaleproof-ref querier   pulls calls from a scheduler with a fixed number of workers
 //
 // Exit codes: 0 clean stop (SIGTERM drained), 1 runtime error, 2 bad flags.
 package main
@@ -31,7 +33,7 @@ var errUsage = errors.New("usage")
 func main() {
 	root := &cobra.Command{
 		Use:   "scaleproof-ref",
-		Short: "The reference system scaleproof tests: console (autoscaler), worker (MCP), edge",
+		Short: "The reference system scaleproof tests: console (autoscaler), worker (MCP), edge, scheduler and querier (the queue workload)",
 		Long: `scaleproof-ref runs one server of the reference system per process.
 
 Each server listens on --listen (port 0 allowed) and prints one line on stdout,
@@ -42,7 +44,7 @@ exits 0.`,
 		SilenceErrors: true,
 		Version:       buildinfo.String(version, commit),
 	}
-	root.AddCommand(newWorkerCmd(), newEdgeCmd(), newConsoleCmd(), &cobra.Command{
+	root.AddCommand(newWorkerCmd(), newEdgeCmd(), newConsoleCmd(), newSchedulerCmd(), newQuerierCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,

@@ -45,6 +45,10 @@ type Params struct {
 	// console drain whatever the profile, and imagePullPolicy IfNotPresent
 	// (the image is pulled from the cloud's registry, not loaded).
 	Cloud bool
+	// Queue adds components/queue: the queue workload's scheduler
+	// (Deployment and Service scaleproof-scheduler) and queriers
+	// (Deployment scaleproof-querier, 6 workers each).
+	Queue bool
 }
 
 var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
@@ -102,6 +106,9 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	}
 	if p.Cloud {
 		comps = append(comps, "components/cloud")
+	}
+	if p.Queue {
+		comps = append(comps, "components/queue")
 	}
 	if len(comps) > 0 {
 		top += "components:\n  - " + strings.Join(comps, "\n  - ") + "\n"
