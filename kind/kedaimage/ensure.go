@@ -470,3 +470,11 @@ func envPrefix(env []string) string {
 	}
 	return strings.Join(env, " ") + " "
 }
+
+// CacheDirOrDefault is the cache dir Ensure uses for o.
+func (o Options) CacheDirOrDefault() string {
+	if o.CacheDir == "" {
+		return DefaultCacheDir()
+	}
+	return o.CacheDir
+}
