@@ -6,10 +6,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -37,7 +40,11 @@ func TestKEDAInputsHash(t *testing.T) {
 		{"go version", func(in *KEDAInputs) { in.GoVersion = "go1.26.9" }},
 		{"arch", func(in *KEDAInputs) { in.GOARCH = "arm64" }},
 		{"build flags", func(in *KEDAInputs) { in.Flags = append(append([]string(nil), in.Flags...), "-tags", "timetzdata") }},
-		{"ldflags", func(in *KEDAInputs) { f := append([]string(nil), in.Flags...); f[len(f)-1] += " -X main.x=1"; in.Flags = f }},
+		{"ldflags", func(in *KEDAInputs) {
+			f := append([]string(nil), in.Flags...)
+			f[len(f)-1] += " -X main.x=1"
+			in.Flags = f
+		}},
 		{"environment (cgo)", func(in *KEDAInputs) { in.Env = []string{"CGO_ENABLED=1"} }},
 		{"binaries", func(in *KEDAInputs) { in.Binaries = in.Binaries[:2] }},
 		{"revision", func(in *KEDAInputs) { in.Revision++ }},
@@ -273,5 +280,50 @@ func TestEnsureCached(t *testing.T) {
 	}
 	if _, err := render.Prometheus(render.PrometheusParams{Namespace: "run", Image: prom.Ref}); err != nil {
 		t.Errorf("render.Prometheus(%s): %v", prom.Ref, err)
+	}
+}
+
+// TestPrometheusFilesRun: the Prometheus image's files alone (no other
+// file of the host) are enough for the binary to start: it runs chrooted
+// into a folder holding only them. Needs root (chroot).
+func TestPrometheusFilesRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot needs root")
+	}
+	if _, err := os.Stat(debianPrometheus); err != nil {
+		t.Skip("no Debian prometheus (make deps-prometheus)")
+	}
+	files, err := PrometheusFiles("", debianPrometheus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	for _, f := range files {
+		p := filepath.Join(root, f.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, f.Body, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, "/bin/prometheus", "--version")
+	c.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+	c.Dir = "/"
+	out, err := c.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "prometheus, version") {
+		t.Fatalf("chrooted /bin/prometheus --version: %v: %s", err, out)
+	}
+	// Without its libraries it cannot start: the check above could fail.
+	if len(files) > 1 {
+		_ = os.RemoveAll(filepath.Join(root, "lib"))
+		c := exec.CommandContext(ctx, "/bin/prometheus", "--version")
+		c.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+		c.Dir = "/"
+		if out, err := c.CombinedOutput(); err == nil {
+			t.Errorf("ran without /lib: %s", out)
+		}
 	}
 }
