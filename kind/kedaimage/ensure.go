@@ -155,7 +155,8 @@ func KEDA(ctx context.Context, o Options) (KEDAInputs, error) {
 }
 
 // Ensure makes sure the cache dir holds the archives of KEDA's three
-// images and of Prometheus's, and returns them. An archive already there
+// images and of Prometheus's, and returns them (KEDA's in Binaries' order,
+// then Prometheus's; on an error, those made so far). An archive already there
 // that go-containerregistry reads under its tag is kept; else KEDA's
 // module is downloaded (go mod download), copied to work/src-<version> and
 // built there as the main module (its own go.sum and replaces), static,
@@ -176,13 +177,15 @@ func Ensure(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	imgs, err := b.keda(ctx, in)
-	res.Images = append(res.Images, imgs...)
+	// Prometheus first: it takes seconds, and a host without it fails
+	// before the long build.
+	pi, err := b.prometheus(ctx)
 	if err != nil {
 		res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
 		return res, err
 	}
-	pi, err := b.prometheus(ctx)
+	imgs, err := b.keda(ctx, in)
+	res.Images = append(res.Images, imgs...)
 	if err == nil {
 		res.Images = append(res.Images, pi)
 	}
@@ -423,7 +426,9 @@ func (b *builder) step(ctx context.Context, name string, done func() bool, fn fu
 	defer f.Close()
 	start := b.o.Now()
 	b.o.Log.Info("keda images step", "step", name, "log", path)
+	stop := b.heartbeat(name, start)
 	err = fn(&stepCtx{Context: ctx, Log: f})
+	stop()
 	el := b.o.Now().Sub(start)
 	b.steps = append(b.steps, StepTime{Name: name, Elapsed: el})
 	if err == nil && ctx.Err() != nil {
@@ -437,6 +442,28 @@ func (b *builder) step(ctx context.Context, name string, done func() bool, fn fu
 	fmt.Fprintf(f, "\ndone in %.1f s\n", el.Seconds())
 	b.o.Log.Info("keda images step done", "step", name, "seconds", el.Round(100*time.Millisecond).Seconds())
 	return nil
+}
+
+// heartbeat logs, once a minute until stop is called, that the step is
+// still running and for how long (a cold KEDA build is one go build of tens
+// of minutes with no output of its own).
+func (b *builder) heartbeat(name string, start time.Time) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				b.o.Log.Info("keda images step running", "step", name, "seconds", b.o.Now().Sub(start).Round(time.Second).Seconds())
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
 }
 
 func (sc *stepCtx) cmd(dir string, env []string, name string, args ...string) error {
