@@ -18,9 +18,9 @@ import (
 func newKindCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "kind",
-		Short: "kind on this host: host setup, the offline node image, deleting a kept cluster",
+		Short: "kind on this host: host setup, the offline node image, the KEDA and Prometheus images, deleting a kept cluster",
 	}
-	c.AddCommand(newNodeImageCmd(), newHostSetupCmd(), newKindDeleteCmd())
+	c.AddCommand(newNodeImageCmd(), newKEDAImagesCmd(), newHostSetupCmd(), newKindDeleteCmd())
 	return c
 }
 

@@ -1,0 +1,507 @@
+package kedaimage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/scaleproof/scaleproof/deploy/image"
+)
+
+// Options configure Ensure. Zero values take the defaults.
+type Options struct {
+	// CacheDir holds the image archives (images/), the build work (work/)
+	// and the step logs (logs/); default ~/.cache/scaleproof/kedaimage.
+	// Never inside the repository.
+	CacheDir string
+	// Version of KEDA; default Version.
+	Version string
+	// Prometheus is the prometheus binary packed with its libraries;
+	// default /usr/bin/prometheus (Debian's, make deps-prometheus).
+	Prometheus string
+	// Go is the go command; default "go" on PATH.
+	Go string
+	// Nice, when > 0, runs go under `nice -n Nice` (the builds are large).
+	Nice int
+	Log  *slog.Logger
+	Now  func() time.Time
+}
+
+// Image is one image Ensure made sure of.
+type Image struct {
+	Name    string // keda, keda-metrics-apiserver, keda-admission-webhooks, prometheus
+	Ref     string // scaleproof.local/<name>:<tag>
+	Archive string // the docker-archive tar (kind load image-archive)
+	Size    int64  // the archive's bytes
+	Cached  bool   // the archive was already there
+}
+
+// Result is what Ensure did.
+type Result struct {
+	Images  []Image
+	Steps   []StepTime
+	Elapsed time.Duration
+	LogDir  string
+}
+
+// Ref returns the reference of the image called name ("" when none).
+func (r Result) Ref(name string) string {
+	for _, im := range r.Images {
+		if im.Name == name {
+			return im.Ref
+		}
+	}
+	return ""
+}
+
+// Archives are the archive paths, in Images' order.
+func (r Result) Archives() []string {
+	var out []string
+	for _, im := range r.Images {
+		out = append(out, im.Archive)
+	}
+	return out
+}
+
+// DefaultCacheDir is ~/.cache/scaleproof/kedaimage (or under $XDG_CACHE_HOME).
+func DefaultCacheDir() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "scaleproof", "kedaimage")
+}
+
+// StepError is a failed step: its name, how long it ran, its log file.
+type StepError struct {
+	Step    string
+	Log     string
+	Elapsed time.Duration
+	Err     error
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("keda images: step %q failed after %.1f s: %v (log: %s)", e.Step, e.Elapsed.Seconds(), e.Err, e.Log)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
+
+// StepTime is how long one step took; Cached when it had nothing to do.
+type StepTime struct {
+	Name    string
+	Elapsed time.Duration
+	Cached  bool
+}
+
+type builder struct {
+	o     Options
+	logs  string
+	n     int
+	steps []StepTime
+}
+
+func (o *Options) defaults() {
+	if o.CacheDir == "" {
+		o.CacheDir = DefaultCacheDir()
+	}
+	if o.Version == "" {
+		o.Version = Version
+	}
+	if o.Prometheus == "" {
+		o.Prometheus = "/usr/bin/prometheus"
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// GoVersion asks goCmd for its version (go env GOVERSION), part of the
+// KEDA images' inputs.
+func GoVersion(ctx context.Context, goCmd string) (string, error) {
+	c := exec.CommandContext(ctx, goCmd, "env", "GOVERSION")
+	c.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	out, err := c.Output()
+	if err != nil {
+		return "", fmt.Errorf("keda images: %s env GOVERSION: %w (Go builds KEDA)", goCmd, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// KEDA returns the inputs of the KEDA images for o (no build): their tags.
+func KEDA(ctx context.Context, o Options) (KEDAInputs, error) {
+	o.defaults()
+	gv, err := GoVersion(ctx, o.Go)
+	if err != nil {
+		return KEDAInputs{}, err
+	}
+	return NewKEDAInputs(o.Version, gv, runtime.GOARCH), nil
+}
+
+// Ensure makes sure the cache dir holds the archives of KEDA's three
+// images and of Prometheus's, and returns them (KEDA's in Binaries' order,
+// then Prometheus's; on an error, those made so far). An archive already there
+// that go-containerregistry reads under its tag is kept; else KEDA's
+// module is downloaded (go mod download), copied to work/src-<version> and
+// built there as the main module (its own go.sum and replaces), static,
+// the binaries checked static and packed; Prometheus's binary is packed
+// with its interpreter and libraries. Each step logs its time and has its
+// own log file under logs/; a failed step is a *StepError naming its log.
+func Ensure(ctx context.Context, o Options) (Result, error) {
+	o.defaults()
+	start := o.Now()
+	b := &builder{o: o, logs: filepath.Join(o.CacheDir, "logs", start.UTC().Format("20060102-150405"))}
+	res := Result{LogDir: b.logs}
+	unlock, err := lock(ctx, filepath.Join(o.CacheDir, "lock"), func(msg string, a ...any) { o.Log.Info(msg, a...) })
+	if err != nil {
+		return res, fmt.Errorf("keda images: %w", err)
+	}
+	defer unlock()
+	in, err := KEDA(ctx, o)
+	if err != nil {
+		return res, err
+	}
+	// Prometheus first: it takes seconds, and a host without it fails
+	// before the long build.
+	pi, err := b.prometheus(ctx)
+	if err != nil {
+		res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
+		return res, err
+	}
+	imgs, err := b.keda(ctx, in)
+	res.Images = append(res.Images, imgs...)
+	if err == nil {
+		res.Images = append(res.Images, pi)
+	}
+	res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
+	return res, err
+}
+
+func (b *builder) archivePath(name, tag string) string {
+	return filepath.Join(b.o.CacheDir, "images", name+"-"+tag+".tar")
+}
+
+func (b *builder) keda(ctx context.Context, in KEDAInputs) ([]Image, error) {
+	var imgs []Image
+	all := true
+	for _, bin := range in.Binaries {
+		p := b.archivePath(bin.Name, in.Tag())
+		im := Image{Name: bin.Name, Ref: in.Ref(bin.Name), Archive: p}
+		if checkArchive(p, im.Ref) == nil {
+			im.Cached = true
+		} else {
+			all = false
+		}
+		imgs = append(imgs, im)
+	}
+	if all {
+		b.o.Log.Info("keda images cached", "tag", in.Tag())
+		b.steps = append(b.steps, StepTime{Name: "keda", Cached: true})
+		return sizes(imgs), nil
+	}
+	work := filepath.Join(b.o.CacheDir, "work")
+	src := filepath.Join(work, "src-"+in.Version)
+	binDir := filepath.Join(work, "bin-"+in.Tag())
+	if err := b.step(ctx, "keda-source", func() bool { return exists(filepath.Join(src, ".complete")) }, func(sc *stepCtx) error {
+		return kedaSource(sc, b.o, in, src)
+	}); err != nil {
+		return nil, err
+	}
+	if err := b.step(ctx, "keda-build", func() bool { return haveBinaries(binDir, in) }, func(sc *stepCtx) error {
+		return kedaBuild(sc, b.o, in, src, binDir)
+	}); err != nil {
+		return nil, err
+	}
+	err := b.step(ctx, "keda-images", nil, func(sc *stepCtx) error {
+		for i, bin := range in.Binaries {
+			if imgs[i].Cached {
+				continue
+			}
+			body, err := os.ReadFile(filepath.Join(binDir, filepath.Base(bin.Package)))
+			if err != nil {
+				return err
+			}
+			if err := image.CheckStatic(body); err != nil {
+				return fmt.Errorf("%s: %w", bin.Package, err)
+			}
+			fmt.Fprintf(sc.Log, "%s: %d bytes, static\n", bin.Package, len(body))
+			cfg := Config{Entrypoint: []string{bin.Entrypoint}, User: nonroot, Title: bin.Name}
+			if err := writeArchive(imgs[i].Archive, imgs[i].Ref, cfg, []File{{Path: bin.Entrypoint, Body: body}}); err != nil {
+				return err
+			}
+			fmt.Fprintf(sc.Log, "wrote %s (%s)\n", imgs[i].Archive, imgs[i].Ref)
+		}
+		return nil
+	})
+	return sizes(imgs), err
+}
+
+// kedaSource downloads KEDA's module and copies it, writable, to src.
+func kedaSource(sc *stepCtx, o Options, in KEDAInputs, src string) error {
+	out, err := sc.output(os.TempDir(), []string{"GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS="}, o.Go, "mod", "download", "-json", in.Module+"@"+in.Version)
+	if err != nil {
+		return err
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		return fmt.Errorf("go mod download %s@%s: %w", in.Module, in.Version, err)
+	}
+	if m.Error != "" || m.Dir == "" {
+		return fmt.Errorf("go mod download %s@%s: %s", in.Module, in.Version, m.Error)
+	}
+	tmp := src + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+		return err
+	}
+	if err := sc.cmd("", nil, "cp", "-r", m.Dir, tmp); err != nil {
+		return err
+	}
+	if err := sc.cmd("", nil, "chmod", "-R", "u+w", tmp); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, ".complete"), []byte(m.Dir+"\n"), 0o644); err != nil {
+		return err
+	}
+	_ = os.RemoveAll(src)
+	return os.Rename(tmp, src)
+}
+
+// kedaBuild builds the binaries in one go build (they share the compile
+// work) into binDir.
+func kedaBuild(sc *stepCtx, o Options, in KEDAInputs, src, binDir string) error {
+	tmp := binDir + ".tmp"
+	_ = os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return err
+	}
+	env := append(append([]string(nil), in.Env...), "GOOS="+in.GOOS, "GOARCH="+in.GOARCH)
+	args := append([]string{"build"}, in.Flags...)
+	args = append(args, "-o", tmp+string(filepath.Separator))
+	for _, bin := range in.Binaries {
+		args = append(args, bin.Package)
+	}
+	name := o.Go
+	if o.Nice > 0 {
+		args = append([]string{"-n", fmt.Sprint(o.Nice), o.Go}, args...)
+		name = "nice"
+	}
+	if err := sc.cmd(src, env, name, args...); err != nil {
+		return err
+	}
+	_ = os.RemoveAll(binDir)
+	return os.Rename(tmp, binDir)
+}
+
+func haveBinaries(dir string, in KEDAInputs) bool {
+	for _, bin := range in.Binaries {
+		if !exists(filepath.Join(dir, filepath.Base(bin.Package))) {
+			return false
+		}
+	}
+	return true
+}
+
+var promVersionRE = regexp.MustCompile(`(?m)^prometheus, version (\S+)`)
+
+// PrometheusFiles returns the files of the Prometheus image for the binary
+// at bin: /bin/prometheus and, when it is dynamically linked, its
+// interpreter and libraries at the paths its loader looks in. root
+// prefixes every host path (tests); "" is the host.
+func PrometheusFiles(root, bin string) ([]File, error) {
+	body, err := os.ReadFile(filepath.Join(root, bin))
+	if err != nil {
+		return nil, fmt.Errorf("prometheus: %w (install Debian's with make deps-prometheus)", err)
+	}
+	files := []File{{Path: "/bin/prometheus", Body: body}}
+	if image.CheckStatic(body) == nil {
+		return files, nil
+	}
+	deps, err := sharedDeps(root, bin)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus: %w", err)
+	}
+	for _, d := range deps {
+		lb, err := os.ReadFile(filepath.Join(root, d))
+		if err != nil {
+			return nil, fmt.Errorf("prometheus: %w", err)
+		}
+		files = append(files, File{Path: d, Body: lb})
+	}
+	return files, nil
+}
+
+// NewPrometheusInputs are the inputs of the image of files, version being
+// the binary's own.
+func NewPrometheusInputs(version string, files []File) PrometheusInputs {
+	in := PrometheusInputs{Revision: Revision, Version: version, Files: map[string]string{}}
+	for _, f := range files {
+		sum := sha256.Sum256(f.Body)
+		in.Files[f.Path] = hex.EncodeToString(sum[:])
+	}
+	return in
+}
+
+func (b *builder) prometheus(ctx context.Context) (Image, error) {
+	files, err := PrometheusFiles("", b.o.Prometheus)
+	if err != nil {
+		return Image{}, err
+	}
+	out, err := exec.CommandContext(ctx, b.o.Prometheus, "--version").CombinedOutput()
+	if err != nil {
+		return Image{}, fmt.Errorf("prometheus: %s --version: %w: %s", b.o.Prometheus, err, out)
+	}
+	m := promVersionRE.FindSubmatch(out)
+	if m == nil {
+		return Image{}, fmt.Errorf("prometheus: %s --version printed no version: %q", b.o.Prometheus, out)
+	}
+	in := NewPrometheusInputs(string(m[1]), files)
+	im := Image{Name: "prometheus", Ref: in.Ref(), Archive: b.archivePath("prometheus", in.Tag())}
+	if checkArchive(im.Archive, im.Ref) == nil {
+		im.Cached = true
+		b.o.Log.Info("prometheus image cached", "ref", im.Ref)
+		b.steps = append(b.steps, StepTime{Name: "prometheus-image", Cached: true})
+		return sizes([]Image{im})[0], nil
+	}
+	err = b.step(ctx, "prometheus-image", nil, func(sc *stepCtx) error {
+		for _, f := range files {
+			fmt.Fprintf(sc.Log, "%s: %d bytes\n", f.Path, len(f.Body))
+		}
+		// 65534 (nobody), as Prometheus's own image runs.
+		return writeArchive(im.Archive, im.Ref, Config{Entrypoint: []string{"/bin/prometheus"}, User: "65534:65534", Title: "prometheus"}, files)
+	})
+	return sizes([]Image{im})[0], err
+}
+
+func sizes(imgs []Image) []Image {
+	for i := range imgs {
+		if st, err := os.Stat(imgs[i].Archive); err == nil {
+			imgs[i].Size = st.Size()
+		}
+	}
+	return imgs
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// stepCtx is what a step gets: its log file and a runner for tools.
+type stepCtx struct {
+	context.Context
+	Log io.Writer
+}
+
+// step runs fn as the step name, skipped (and logged as cached) when done
+// reports true. Its output goes to logs/NN-name.log.
+func (b *builder) step(ctx context.Context, name string, done func() bool, fn func(sc *stepCtx) error) error {
+	b.n++
+	if done != nil && done() {
+		b.o.Log.Info("keda images step cached", "step", name)
+		b.steps = append(b.steps, StepTime{Name: name, Cached: true})
+		return nil
+	}
+	if err := os.MkdirAll(b.logs, 0o755); err != nil {
+		return &StepError{Step: name, Err: err}
+	}
+	path := filepath.Join(b.logs, fmt.Sprintf("%02d-%s.log", b.n, name))
+	f, err := os.Create(path)
+	if err != nil {
+		return &StepError{Step: name, Log: path, Err: err}
+	}
+	defer f.Close()
+	start := b.o.Now()
+	b.o.Log.Info("keda images step", "step", name, "log", path)
+	stop := b.heartbeat(name, start)
+	err = fn(&stepCtx{Context: ctx, Log: f})
+	stop()
+	el := b.o.Now().Sub(start)
+	b.steps = append(b.steps, StepTime{Name: name, Elapsed: el})
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		fmt.Fprintf(f, "\nFAILED after %.1f s: %v\n", el.Seconds(), err)
+		b.o.Log.Error("keda images step failed", "step", name, "seconds", el.Round(100*time.Millisecond).Seconds(), "log", path, "err", err)
+		return &StepError{Step: name, Log: path, Elapsed: el, Err: err}
+	}
+	fmt.Fprintf(f, "\ndone in %.1f s\n", el.Seconds())
+	b.o.Log.Info("keda images step done", "step", name, "seconds", el.Round(100*time.Millisecond).Seconds())
+	return nil
+}
+
+// heartbeat logs, once a minute until stop is called, that the step is
+// still running and for how long (a cold KEDA build is one go build of tens
+// of minutes with no output of its own).
+func (b *builder) heartbeat(name string, start time.Time) (stop func()) {
+	done := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				b.o.Log.Info("keda images step running", "step", name, "seconds", b.o.Now().Sub(start).Round(time.Second).Seconds())
+			}
+		}
+	}()
+	return func() { close(done); <-exited }
+}
+
+func (sc *stepCtx) cmd(dir string, env []string, name string, args ...string) error {
+	c := exec.CommandContext(sc, name, args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), env...)
+	c.Stdout, c.Stderr = sc.Log, sc.Log
+	fmt.Fprintf(sc.Log, "$ %s%s %s\n", envPrefix(env), name, strings.Join(args, " "))
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func (sc *stepCtx) output(dir string, env []string, name string, args ...string) (string, error) {
+	c := exec.CommandContext(sc, name, args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), env...)
+	var out strings.Builder
+	c.Stdout, c.Stderr = io.MultiWriter(&out, sc.Log), sc.Log
+	fmt.Fprintf(sc.Log, "$ %s%s %s\n", envPrefix(env), name, strings.Join(args, " "))
+	if err := c.Run(); err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return out.String(), nil
+}
+
+func envPrefix(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return strings.Join(env, " ") + " "
+}
+
+// CacheDirOrDefault is the cache dir Ensure uses for o.
+func (o Options) CacheDirOrDefault() string {
+	if o.CacheDir == "" {
+		return DefaultCacheDir()
+	}
+	return o.CacheDir
+}
