@@ -90,7 +90,7 @@ func TestSelftestOnLocal(t *testing.T) {
 	dir := t.TempDir()
 	harness, ref := buildBinaries(t, dir)
 	art := filepath.Join(dir, "artifacts")
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, harness, "selftest", "--ref-bin", ref, "--artifacts", art, "--json", "--quiet")
