@@ -17,8 +17,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/scaleproof/scaleproof/cloud"
-	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/cloud/aks"
+	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/cloud/eks"
 	"github.com/scaleproof/scaleproof/cloud/gke"
 	"github.com/scaleproof/scaleproof/reports"
