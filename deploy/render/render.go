@@ -141,20 +141,5 @@ func YAML(p Params) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	for i, o := range objs {
-		if i > 0 {
-			b.WriteString("---\n")
-		}
-		y, err := o.MarshalJSON()
-		if err != nil {
-			return nil, err
-		}
-		yb, err := jsonToYAML(y)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(yb)
-	}
-	return []byte(b.String()), nil
+	return ObjectsYAML(objs)
 }
