@@ -92,12 +92,7 @@ Environment (used when the matching flag is not given; seconds may be fractional
   ` + envUpCooldown + `  --up-cooldown in seconds
   ` + envDownCooldown + `     --down-cooldown in seconds
   ` + envTargetRPS + `        --target-rps`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%w: console takes no arguments, got %q", errUsage, args)
-			}
-			return nil
-		},
+		Args: noArgs("console"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
 				return err

@@ -55,12 +55,7 @@ Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
 ` + edge.MetricInflight + `{group,zone} and the summary
 ` + edge.MetricInflightRequests + `{group,zone,quantile}: the signal of hpa zones, as the querier's in-flight
 summary is in Grafana's post on autoscaling Loki queries with KEDA).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%w: edge takes no arguments, got %q", errUsage, args)
-			}
-			return nil
-		},
+		Args: noArgs("edge"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(); err != nil {
 				return err

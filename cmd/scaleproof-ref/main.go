@@ -63,3 +63,14 @@ exits 0.`,
 		os.Exit(1)
 	}
 }
+
+// noArgs is the Args check of a subcommand that takes none: extra
+// arguments are a usage error (exit 2) naming the subcommand.
+func noArgs(name string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return fmt.Errorf("%w: %s takes no arguments, got %q", errUsage, name, args)
+		}
+		return nil
+	}
+}

@@ -42,12 +42,7 @@ On SIGTERM it stops pulling, finishes and answers the calls it runs (up to
 Its own port (--listen) serves GET /readyz (200 while connected to the scheduler,
 503 before and while draining), /livez and /metrics (` + querier.MetricWorkers + `,
 ` + querier.MetricBusy + `, ` + querier.MetricCallsTotal + `, ` + querier.MetricConnected + `).`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%w: querier takes no arguments, got %q", errUsage, args)
-			}
-			return nil
-		},
+		Args: noArgs("querier"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
 				return err

@@ -47,12 +47,7 @@ with it too, the caller gets 503 with a JSON-RPC error naming both.
 
 On SIGTERM /readyz turns 503, new calls get 503 (Retry-After: 1), the queued and
 running calls are answered for up to --drain, then the querier sessions end.`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%w: scheduler takes no arguments, got %q", errUsage, args)
-			}
-			return nil
-		},
+		Args: noArgs("scheduler"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.check(); err != nil {
 				return err

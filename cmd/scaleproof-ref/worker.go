@@ -55,12 +55,7 @@ SIGUSR1 turns /readyz to 503 while /mcp keeps serving; SIGUSR2 turns it back.
 
 Environment (used when --max-inflight is not given):
   ` + worker.EnvMaxInflight + `  the in-flight limit`,
-		Args: func(_ *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("%w: worker takes no arguments, got %q", errUsage, args)
-			}
-			return nil
-		},
+		Args: noArgs("worker"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.resolve(cmd); err != nil {
 				return err
