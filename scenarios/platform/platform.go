@@ -47,6 +47,11 @@ type Endpoints struct {
 	// each track's answers (scaleproof_edge_worker_answers_total), from
 	// which the scenarios report the canary's share of calls.
 	Canary bool
+	// Target is set when the scale target is not the console's (--target
+	// hpa or keda): the target scenarios then judge it through
+	// scenarios/target, and PrometheusURL is the Prometheus its trigger
+	// reads (keda).
+	Target *TargetRef
 }
 
 // Platform brings the system under test up and down.
@@ -322,4 +327,37 @@ type ShardOutput struct {
 	// ErrImageNeverPull ..."); "" when its pod succeeded. A shard that
 	// succeeded may still have no usable result in Log: the harness checks.
 	Failure string
+}
+
+// TargetRef is where a scale target that the reference console does not own
+// lives (--target hpa or keda): the Deployment, the autoscaler's objects,
+// the credentials of the two roles, and where its load goes. Platforms that
+// deploy such a target fill it in Endpoints.Target; the console's fields of
+// Endpoints are then empty.
+type TargetRef struct {
+	// Kind is "hpa" or "keda"; Workload "worker" (the reference worker
+	// Deployment) or "queue" (the query scheduler and its queriers, the
+	// queriers being the scale target).
+	Kind     string `json:"kind"`
+	Workload string `json:"workload"`
+	// Namespace, Deployment (the scale target), HPA (for keda: the HPA
+	// KEDA made, keda-hpa-<ScaledObject>) and ScaledObject ("" for hpa).
+	Namespace    string `json:"namespace"`
+	Deployment   string `json:"deployment"`
+	HPA          string `json:"hpa"`
+	ScaledObject string `json:"scaled_object,omitempty"`
+	// Kubeconfig is a kubeconfig file with the run's own (cluster-admin
+	// or namespace-admin) credentials; AdminKubeconfig and
+	// ViewerKubeconfig are kubeconfig files whose user is a ServiceAccount
+	// token of the admin and the viewer role (RBAC: the admin may patch
+	// the HPA, ScaledObject and deployments/scale; the viewer may only
+	// get, list and watch them). All are files the platform wrote into the
+	// artifacts folder (mode 0600).
+	Kubeconfig       string `json:"kubeconfig"`
+	AdminKubeconfig  string `json:"admin_kubeconfig"`
+	ViewerKubeconfig string `json:"viewer_kubeconfig"`
+	// LoadURL is the base URL calls go to ({LoadURL}/mcp): the worker
+	// Service, or the scheduler Service for the queue workload; on kind
+	// a NodePort mapped to 127.0.0.1.
+	LoadURL string `json:"load_url"`
 }

@@ -1,0 +1,223 @@
+// Package target is the one small interface the target scenarios judge an
+// autoscaler through, whoever wrote it: the reference console (Ramen's API),
+// the cluster's own HorizontalPodAutoscaler, or KEDA (a ScaledObject and the
+// HPA it makes). A Target reads the scale target's count, ready replicas and
+// bounds, changes the max and the count in a role's name, and reads the trail
+// of changes the autoscaler keeps; it also declares which facts it promises
+// and under which contract, so a verdict shows the contract beside each fact
+// and a fact a target does not promise is reported "not applicable", never
+// silently passed.
+//
+// Implementations: console.go (consoleclient over the console API), hpa.go
+// (client-go: autoscaling/v2 HPA, apps/v1 Deployment scale, core/v1
+// Events), keda.go (the ScaledObject through the dynamic client, then the
+// HPA KEDA makes). The pure parts (Contracts, State, Change) have no I/O.
+//
+// Must not import scenarios/ (the target scenarios import this package).
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Kind names a target as --target spells it.
+type Kind string
+
+// The targets that exist.
+const (
+	Console Kind = "console" // the reference console: it owns the count
+	HPA     Kind = "hpa"     // the cluster's HorizontalPodAutoscaler on a Deployment
+	KEDA    Kind = "keda"    // a KEDA ScaledObject (and the HPA KEDA makes from it)
+)
+
+// Kinds lists the targets in --help order.
+var Kinds = []Kind{Console, HPA, KEDA}
+
+// ParseKind reads --target; an unknown name is an error naming the known ones.
+func ParseKind(s string) (Kind, error) {
+	for _, k := range Kinds {
+		if string(k) == s {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("target %q: want one of console, hpa, keda", s)
+}
+
+// Role is who asks: the roles every target maps onto its own access
+// control (the console's API keys; Kubernetes RBAC for hpa and keda, where
+// Admin is a ServiceAccount bound to a Role that may patch the HPA,
+// ScaledObject and Deployment scale, and Viewer one that may only get,
+// list and watch them).
+type Role string
+
+// The roles.
+const (
+	Admin  Role = "admin"
+	Viewer Role = "viewer"
+)
+
+// State is one reading of the scale target.
+type State struct {
+	At time.Time `json:"at"`
+	// Count is the replicas the scale target is set to (the console's
+	// count; the Deployment's spec.replicas).
+	Count int `json:"count"`
+	// Ready is the replicas ready to serve (the console's ready workers;
+	// the Deployment's status.readyReplicas).
+	Ready int `json:"ready"`
+	// Desired is what the autoscaler last decided (the HPA's
+	// status.desiredReplicas); equal to Count where the target has no
+	// separate figure.
+	Desired int `json:"desired"`
+	// Min and Max are the bounds now in force (the zone's min/max; the
+	// HPA's minReplicas/maxReplicas; the ScaledObject's
+	// minReplicaCount/maxReplicaCount).
+	Min int `json:"min"`
+	Max int `json:"max"`
+	// Metric is the autoscaler's own reading of its signal, in the
+	// metric's unit (the HPA's status.currentMetrics: a CPU utilisation in
+	// percent of the request, or KEDA's external metric's average value);
+	// HasMetric is false when the target shows none.
+	Metric    float64 `json:"metric,omitempty"`
+	HasMetric bool    `json:"has_metric,omitempty"`
+}
+
+// Outcome is how a change asked in a role's name was answered.
+type Outcome struct {
+	// Status is the HTTP status the API answered (200 accepted; 403 the
+	// role may not; 422 invalid), the API server's for hpa and keda.
+	Status int `json:"status"`
+	// Message is the API's own words when it refused.
+	Message string `json:"message,omitempty"`
+}
+
+// Accepted is a 2xx answer.
+func (o Outcome) Accepted() bool { return o.Status >= 200 && o.Status < 300 }
+
+// Change is one entry of the trail a target keeps of its count's changes
+// (the console's audit log; the HPA's SuccessfulRescale Events and its
+// conditions).
+type Change struct {
+	At time.Time `json:"at"`
+	// From is the count before, -1 when the trail does not say (an HPA
+	// Event says only "New size: N").
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Reason is the trail's own words ("All metrics below target").
+	Reason string `json:"reason,omitempty"`
+	// Actor is who caused it as the trail names it ("" when the trail
+	// does not name one: an HPA Event names its controller as source).
+	Actor string `json:"actor,omitempty"`
+	// Source is where the entry came from ("audit", "event", "condition").
+	Source string `json:"source,omitempty"`
+}
+
+// Target is the scale target under test and the autoscaler that owns it.
+// Every method is safe for concurrent use and bounded by ctx.
+type Target interface {
+	// Kind is the target's kind; Name the scale target as reports show it
+	// ("zone scaleproof/a", "hpa sp-1/scaleproof-worker").
+	Kind() Kind
+	Name() string
+	// Contracts says, for every fact a target scenario checks, whether
+	// this target promises it and under which contract.
+	Contracts() Contracts
+	// State reads the scale target now.
+	State(ctx context.Context) (State, error)
+	// SetBounds sets min and max in role's name (the zone's min/max; the
+	// HPA's minReplicas/maxReplicas; the ScaledObject's counts). A refusal
+	// is an Outcome, not an error; err is for a request that got no answer.
+	SetBounds(ctx context.Context, role Role, min, max int) (Outcome, error)
+	// SetCount asks for count replicas in role's name (the console's
+	// count; the Deployment's scale subresource). Whether the autoscaler
+	// keeps it is the target's contract (FactCountSet).
+	SetCount(ctx context.Context, role Role, count int) (Outcome, error)
+	// Trail reads the changes recorded at or after since, oldest first.
+	Trail(ctx context.Context, since time.Time) ([]Change, error)
+}
+
+// Fact names a fact the target scenarios check, the same on every target.
+type Fact string
+
+// The facts. Each target's Contracts say whether and how it promises them.
+const (
+	// FactScalesUp: under a load above the target's threshold the count
+	// rises above min within Contract.Bound.
+	FactScalesUp Fact = "scales up under load"
+	// FactWithinBounds: every reading has min <= count <= max.
+	FactWithinBounds Fact = "count within min and max"
+	// FactLoweredMax: a max lowered below the count applies within
+	// Contract.Bound (0: in the request itself).
+	FactLoweredMax Fact = "a lowered max applies"
+	// FactViewerRefused: a viewer's change of bounds or count is refused
+	// (403) and changes nothing.
+	FactViewerRefused Fact = "viewer is refused"
+	// FactAdminAllowed: an admin's change of bounds is accepted.
+	FactAdminAllowed Fact = "admin may change the bounds"
+	// FactCountSet: what happens to a count set by hand. Contract.Text
+	// says which: kept (the console) or put back to the autoscaler's
+	// desiredReplicas within Contract.Bound (an HPA owns the count).
+	FactCountSet Fact = "a count set by hand"
+	// FactTrail: every change of the count the readings saw is in the
+	// target's trail within Contract.Bound of when it was seen.
+	FactTrail Fact = "every change is in the trail"
+	// FactTrailActor: every trail entry names the actor that caused it.
+	FactTrailActor Fact = "the trail names the actor"
+	// FactNoEarlyScaleDown: once the load drops, no step down before the
+	// stabilization window (or cooldown) Contract.Bound has passed.
+	FactNoEarlyScaleDown Fact = "no scale-down before the stabilization window"
+	// FactBackToMin: after the load ends the count returns to min within
+	// Contract.Bound.
+	FactBackToMin Fact = "back to min after the load"
+	// FactOutageHolds: while the workers cannot answer, the count never
+	// falls.
+	FactOutageHolds Fact = "an outage never scales in"
+)
+
+// Facts lists the facts in report order.
+var Facts = []Fact{
+	FactScalesUp, FactWithinBounds, FactLoweredMax, FactViewerRefused, FactAdminAllowed,
+	FactCountSet, FactTrail, FactTrailActor, FactNoEarlyScaleDown, FactBackToMin, FactOutageHolds,
+}
+
+// Contract is how one target promises one fact.
+type Contract struct {
+	// Applies is false when the target does not promise the fact; the
+	// verdict then reports it "not applicable" with NotApplicable as the
+	// reason, and it neither passes nor fails.
+	Applies bool `json:"applies"`
+	// Text is the promise in the target's own terms, shown beside the
+	// fact ("a lowered max applies within one HPA sync period (15 s)").
+	Text string `json:"contract"`
+	// Bound is the time the promise allows, where it has one (0: none,
+	// or "in the request").
+	Bound time.Duration `json:"bound_ns,omitempty"`
+	// Source is where the promise is written (a document and section).
+	Source string `json:"source,omitempty"`
+	// NotApplicable is why the target does not promise the fact.
+	NotApplicable string `json:"not_applicable,omitempty"`
+}
+
+// Contracts are a target's contracts by fact.
+type Contracts map[Fact]Contract
+
+// Check reports a Contracts that misses a fact of Facts, or has one that
+// applies without a Text or does not apply without a reason.
+func (c Contracts) Check() error {
+	var errs []error
+	for _, f := range Facts {
+		k, ok := c[f]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("fact %q: no contract", f))
+		case k.Applies && k.Text == "":
+			errs = append(errs, fmt.Errorf("fact %q: applies with no contract text", f))
+		case !k.Applies && k.NotApplicable == "":
+			errs = append(errs, fmt.Errorf("fact %q: not applicable with no reason", f))
+		}
+	}
+	return errors.Join(errs...)
+}
