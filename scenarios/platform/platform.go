@@ -361,3 +361,25 @@ type TargetRef struct {
 	// a NodePort mapped to 127.0.0.1.
 	LoadURL string `json:"load_url"`
 }
+
+// TargetSpec is what a Kubernetes platform deploys (or adopts) as a scale
+// target that the reference console does not own (--target, --workload);
+// nil deploys the reference system with its console, as always.
+type TargetSpec struct {
+	// Kind is "hpa" or "keda"; Workload "worker" or "queue".
+	Kind     string
+	Workload string
+	// Adopt, when set, is the user's own scale target, judged as it is
+	// (--platform kubeconfig --target hpa --namespace N --deployment D
+	// --hpa H): nothing is deployed and the namespace is never deleted;
+	// only the two roles' ServiceAccounts and Roles are made (and removed
+	// by Down).
+	Adopt *Adopt
+}
+
+// Adopt names a scale target that already runs.
+type Adopt struct {
+	Namespace, Deployment, HPA, ScaledObject string
+	// LoadURL is where its calls go ({LoadURL}/mcp).
+	LoadURL string
+}
