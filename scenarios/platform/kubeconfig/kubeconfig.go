@@ -69,6 +69,14 @@ type Config struct {
 	// port-forwards to a console and an edge pod.
 	NodeHost                      string
 	ConsoleHostPort, EdgeHostPort int
+	// Target, when set, deploys (or adopts) a scale target the console
+	// does not own (--target hpa|keda, --workload) instead of the
+	// reference system; Up then fills Endpoints.Target. With NodeHost,
+	// TargetHostPort is the host port mapped to the target's load
+	// Service NodePort (30082) and PrometheusHostPort to Prometheus's
+	// (30083, keda only).
+	Target                             *platform.TargetSpec
+	TargetHostPort, PrometheusHostPort int
 	// RolloutTimeout bounds the wait for the console and edge rollouts
 	// (0: 3 minutes).
 	RolloutTimeout time.Duration
