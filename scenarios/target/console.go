@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -179,6 +180,14 @@ func (t *consoleTarget) Trail(ctx context.Context, since time.Time) ([]Change, e
 	if st/100 != 2 {
 		return nil, fmt.Errorf("read audit of %s/%s: status %d", t.group, t.zone, st)
 	}
+	// The audit lists newest first; entries of one request share a time,
+	// so its ids give their order.
+	sort.SliceStable(es, func(i, j int) bool {
+		if !es[i].At.Equal(es[j].At) {
+			return es[i].At.Before(es[j].At)
+		}
+		return es[i].ID < es[j].ID
+	})
 	return sinceSorted(AuditChanges(es), since), nil
 }
 
