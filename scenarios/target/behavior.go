@@ -205,7 +205,7 @@ func hpaContracts(p hpaParams) Contracts {
 			p.min, p.max, sync),
 		Source: "Kubernetes API, HorizontalPodAutoscalerSpec (minReplicas, maxReplicas); " + syncSrc}
 	c[FactLoweredMax] = Contract{Applies: true, Bound: p.sync,
-		Text: fmt.Sprintf("a maxReplicas lowered below the count applies at the next sync (%s): the controller sets the count to maxReplicas at once, with no stabilization window or rate policy (\"Current number of replicas above Spec.MaxReplicas\")", sync),
+		Text:   fmt.Sprintf("a maxReplicas lowered below the count applies at the next sync (%s): the controller sets the count to maxReplicas at once, with no stabilization window or rate policy (\"Current number of replicas above Spec.MaxReplicas\")", sync),
 		Source: syncSrc + "; the HPA controller, pkg/controller/podautoscaler (reconcileAutoscaler)"}
 	c[FactViewerRefused] = Contract{Applies: true,
 		Text:   "the viewer's Role grants only get, list and watch: the API server answers its patch of the HPA and its update of deployments/scale with 403 Forbidden, and nothing changes",
@@ -214,10 +214,10 @@ func hpaContracts(p hpaParams) Contracts {
 		Text:   "the admin's Role grants patch on horizontalpodautoscalers: the API server accepts its minReplicas and maxReplicas (422 Invalid for maxReplicas below minReplicas, or minReplicas below 1)",
 		Source: rbacDoc + "; Kubernetes API, HorizontalPodAutoscalerSpec"}
 	c[FactCountSet] = Contract{Applies: true, Bound: p.sync,
-		Text: fmt.Sprintf("put back to desiredReplicas at the next sync (%s): the HPA owns the count (a count of 0 turns the HPA off instead: condition ScalingActive False, ScalingDisabled)", sync),
+		Text:   fmt.Sprintf("put back to desiredReplicas at the next sync (%s): the HPA owns the count (a count of 0 turns the HPA off instead: condition ScalingActive False, ScalingDisabled)", sync),
 		Source: hpaDoc + `, "Migrating Deployments and StatefulSets to horizontal autoscaling"; ` + syncSrc}
 	c[FactTrail] = Contract{Applies: true, Bound: p.sync,
-		Text: "every rescale the HPA makes is a SuccessfulRescale Event on the HPA (\"New size: N; reason: ...\": the new size, not the old), recorded in the sync that makes it; repeats to the same size fold into one Event (its count, first and last time); a count set by hand is no Event of the HPA; Events expire after the API server's --event-ttl (1 h)",
+		Text:   "every rescale the HPA makes is a SuccessfulRescale Event on the HPA (\"New size: N; reason: ...\": the new size, not the old), recorded in the sync that makes it; repeats to the same size fold into one Event (its count, first and last time); a count set by hand is no Event of the HPA; Events expire after the API server's --event-ttl (1 h)",
 		Source: eventsDoc + "; the HPA controller, pkg/controller/podautoscaler"}
 	c[FactTrailActor] = Contract{NotApplicable: "an HPA Event names its controller (source horizontal-pod-autoscaler), never who patched the HPA or the scale: that is only in the API server's audit log, when one is enabled"}
 

@@ -230,7 +230,7 @@ func consoleContracts(s ConsoleSettings) Contracts {
 	}
 	return Contracts{
 		FactScalesUp: {Applies: true, Bound: s.UpCooldown + s.Interval,
-			Text: fmt.Sprintf("a ready worker over 80 %% of its in-flight limit, a mean in-flight of 50 %% or more, or the target rate per worker steps the count up proportionally at the next rebalance (every %s with the auto-rebalance scheduler on), never within the up cooldown (%s) of the last change", iv, up),
+			Text:   fmt.Sprintf("a ready worker over 80 %% of its in-flight limit, a mean in-flight of 50 %% or more, or the target rate per worker steps the count up proportionally at the next rebalance (every %s with the auto-rebalance scheduler on), never within the up cooldown (%s) of the last change", iv, up),
 			Source: decides},
 		FactWithinBounds: {Applies: true,
 			Text:   "each group × zone runs between 1 (always) and its max; a count outside 1..max is refused (422)",

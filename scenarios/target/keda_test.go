@@ -283,7 +283,7 @@ func TestKEDAContracts(t *testing.T) {
 				FactNoEarlyScaleDown: 300 * time.Second, FactBackToMin: 330 * time.Second},
 			contains: map[Fact]string{FactScalesUp: "KEDA activates", FactBackToMin: "cooldownPeriod (300 s)"}},
 		{name: "min 0, short cooldown, cached metrics",
-			spec: map[string]any{"cooldownPeriod": int64(60), "pollingInterval": int64(10), "triggers": []any{map[string]any{"type": "prometheus", "useCachedMetrics": true}}},
+			spec:   map[string]any{"cooldownPeriod": int64(60), "pollingInterval": int64(10), "triggers": []any{map[string]any{"type": "prometheus", "useCachedMetrics": true}}},
 			bounds: map[Fact]time.Duration{FactScalesUp: 35 * time.Second, FactNoEarlyScaleDown: 60 * time.Second, FactBackToMin: 70 * time.Second}},
 		{name: "min 0 max 1: only keda's activation scales up", spec: map[string]any{"maxReplicaCount": int64(1)},
 			applies: []Fact{FactScalesUp}, bounds: map[Fact]time.Duration{FactScalesUp: 45 * time.Second}},
