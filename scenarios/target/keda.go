@@ -378,12 +378,15 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 		if !up.Applies {
 			text = "the HPA " + up.NotApplicable
 		}
-		c[FactScalesUp] = Contract{Applies: true, Bound: bound, Text: pre + text,
-			Source: pollSrc + "; " + hpaDoc + `, "Algorithm details", "Stabilization window", "Default Behavior"`}
+		src := hpaDoc + `, "Algorithm details", "Stabilization window", "Default Behavior"`
+		if pre != "" {
+			src = pollSrc + "; " + src
+		}
+		c[FactScalesUp] = Contract{Applies: true, Bound: bound, Text: pre + text, Source: src}
 	}
 	c[FactWithinBounds] = Contract{Applies: true, Bound: rec + sync,
-		Text: fmt.Sprintf("the count stays within minReplicaCount (%d) and maxReplicaCount (%d): KEDA copies them into its HPA (minReplicas %d) and scales 0 <-> 1 itself; a count outside them is brought within at the next HPA sync (%s) after KEDA's reconcile (allowed %s)",
-			min, max, max1(min), secs(sync), secs(rec)),
+		Text: fmt.Sprintf("the count stays within minReplicaCount (%d) and maxReplicaCount (%d): KEDA copies them into its HPA (minReplicas %d)%s; a count outside them is brought within at the next HPA sync (%s) after KEDA's reconcile (allowed %s)",
+			min, max, max1(min), map[bool]string{true: " and scales 0 <-> 1 itself"}[min == 0], secs(sync), secs(rec)),
 		Source: kedaDoc + ", minReplicaCount, maxReplicaCount; " + hpaDoc}
 	c[FactLoweredMax] = Contract{Applies: true, Bound: rec + sync,
 		Text: fmt.Sprintf("a maxReplicaCount lowered below the count applies within the ScaledObject's reconcile (KEDA copies it into its HPA's maxReplicas; allowed %s) plus one HPA sync period (%s), where the HPA sets the count to maxReplicas at once",
