@@ -43,10 +43,10 @@ type runOpts struct {
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
-	cloud        cloudOpts // --project, --location, --region, ..., --ttl (cloudplatform.go)
-	canary       bool      // --canary: a canary worker beside each zone's stable ones
-	loadShards   int       // --load-shards (loadshard.go)
-	runID        string    // --run-id (hidden; tests: names what a cloud run creates)
+	cloud        cloudOpts  // --project, --location, --region, ..., --ttl (cloudplatform.go)
+	canary       bool       // --canary: a canary worker beside each zone's stable ones
+	loadShards   int        // --load-shards (loadshard.go)
+	runID        string     // --run-id (hidden; tests: names what a cloud run creates)
 	tgt          targetOpts // --target, --workload, --deployment, --hpa, --scaled-object, --load-url (target.go)
 	// targetSpec is what a Kubernetes platform deploys or adopts for
 	// --target hpa or keda (nil: the console); targetKind is its kind
