@@ -32,11 +32,9 @@ func addTargetFlags(f *pflag.FlagSet, o *targetOpts) {
 	f.StringVar(&o.url, "load-url", "", "kubeconfig with --target, adopting: the base URL the load's calls go to ({load-url}/mcp); default: what the platform finds")
 }
 
-// targetFromRef builds the Target the platform's Up described. It is
-// target.FromRef once that lands; until then a run with --target says so.
-var targetFromRef = func(ctx context.Context, ref *platform.TargetRef) (target.Target, error) {
-	return nil, errors.New("this build cannot reach an hpa or keda target yet (target.FromRef is not linked in)")
-}
+// targetFromRef builds the Target the platform's Up described (a variable
+// so that tests can put a fake in its place).
+var targetFromRef = target.FromRef
 
 // adopting reports whether any of the adopt flags is set.
 func (t targetOpts) adopting() bool {
