@@ -45,7 +45,9 @@ func TestMetricsServerInputsHash(t *testing.T) {
 			f[len(f)-1] += " -X main.x=1"
 			in.Flags = f
 		}},
-		{"image user", func(in *GoInputs) { in.Binaries = []Binary{{Name: "metrics-server", Package: "./cmd/metrics-server", Entrypoint: "/metrics-server"}} }},
+		{"image user", func(in *GoInputs) {
+			in.Binaries = []Binary{{Name: "metrics-server", Package: "./cmd/metrics-server", Entrypoint: "/metrics-server"}}
+		}},
 		{"revision", func(in *GoInputs) { in.Revision++ }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
