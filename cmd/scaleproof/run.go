@@ -47,6 +47,10 @@ type runOpts struct {
 	canary       bool      // --canary: a canary worker beside each zone's stable ones
 	loadShards   int       // --load-shards (loadshard.go)
 	runID        string    // --run-id (hidden; tests: names what a cloud run creates)
+	// targetKind is the scale target's kind ("hpa", "keda"; "" the
+	// console): the --target flag sets it. On kind it picks the add-ons
+	// installed before the deploy (kindplatform.go).
+	targetKind string
 }
 
 // kubeOpts are the kubeconfig platform's flags.
