@@ -417,6 +417,19 @@ func haveBinaries(dir string, in GoInputs) bool {
 
 var promVersionRE = regexp.MustCompile(`(?m)^prometheus, version (\S+)`)
 
+// prometheusVersion is the binary's own version (prometheus --version).
+func prometheusVersion(ctx context.Context, bin string) (string, error) {
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("prometheus: %s --version: %w: %s", bin, err, out)
+	}
+	m := promVersionRE.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("prometheus: %s --version printed no version: %q", bin, out)
+	}
+	return string(m[1]), nil
+}
+
 // PrometheusFiles returns the files of the Prometheus image for the binary
 // at bin: /bin/prometheus and, when it is dynamically linked, its
 // interpreter and libraries at the paths its loader looks in. root
@@ -460,15 +473,11 @@ func (b *builder) prometheus(ctx context.Context) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	out, err := exec.CommandContext(ctx, b.o.Prometheus, "--version").CombinedOutput()
+	v, err := prometheusVersion(ctx, b.o.Prometheus)
 	if err != nil {
-		return Image{}, fmt.Errorf("prometheus: %s --version: %w: %s", b.o.Prometheus, err, out)
+		return Image{}, err
 	}
-	m := promVersionRE.FindSubmatch(out)
-	if m == nil {
-		return Image{}, fmt.Errorf("prometheus: %s --version printed no version: %q", b.o.Prometheus, out)
-	}
-	in := NewPrometheusInputs(string(m[1]), files)
+	in := NewPrometheusInputs(v, files)
 	im := Image{Name: "prometheus", Ref: in.Ref(), Archive: b.archivePath("prometheus", in.Tag())}
 	if checkArchive(im.Archive, im.Ref) == nil {
 		im.Cached = true

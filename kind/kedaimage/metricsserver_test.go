@@ -156,3 +156,39 @@ func TestEnsureOnly(t *testing.T) {
 		t.Error("a work dir was made although every archive was cached")
 	}
 }
+
+// TestLookup: Lookup finds the cached archives and names the missing ones
+// with their refs, building nothing.
+func TestLookup(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := Options{CacheDir: dir, Only: []string{SetKEDA, SetMetricsServer}}
+	in, err := KEDA(ctx, o)
+	if err != nil {
+		t.Skip(err)
+	}
+	ms, _ := MetricsServer(ctx, o)
+	res, missing, err := Lookup(ctx, o)
+	if err != nil || len(res.Images) != 0 || len(missing) != 4 || !strings.Contains(strings.Join(missing, " "), ms.Ref("metrics-server")) {
+		t.Errorf("empty cache: %v missing %v err %v, want the 4 images missing by ref", res.Images, missing, err)
+	}
+	fakeArchives(t, dir, ms)
+	res, missing, _ = Lookup(ctx, o)
+	if len(res.Images) != 1 || res.Ref("metrics-server") != ms.Ref("metrics-server") || len(missing) != 3 || !strings.Contains(missing[0], in.Ref("keda")) {
+		t.Errorf("metrics-server cached: %v missing %v", res.Images, missing)
+	}
+	fakeArchives(t, dir, in)
+	res, missing, _ = Lookup(ctx, o)
+	if len(res.Images) != 4 || len(missing) != 0 || res.Images[3].Name != "metrics-server" || res.Images[0].Size == 0 {
+		t.Errorf("all cached: %v missing %v", res.Images, missing)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "work")); err == nil {
+		t.Error("Lookup made a work dir")
+	}
+	if _, _, err := Lookup(ctx, Options{CacheDir: dir, Only: []string{"grafana"}}); err == nil {
+		t.Error("Lookup of an unknown set: no error")
+	}
+	if err := MissingError(dir, missing[:0]); !strings.Contains(err.Error(), dir) {
+		t.Errorf("MissingError %v", err)
+	}
+}
