@@ -103,13 +103,14 @@ KIND_CACHE_DIR ?=
 kind-node-image: build ## build the kind node image offline, or load it from $(KIND_CACHE_DIR); nothing when podman has it
 	$(BIN)/scaleproof kind node-image $(if $(KIND_CACHE_DIR),--cache-dir $(KIND_CACHE_DIR))
 
-# KEDA v2.21.0's operator, metrics API server and webhooks built static from the module proxy, and
-# Debian's prometheus with its libraries, as docker-archive images in $(KEDA_CACHE_DIR) tagged by
-# the hash of their inputs; nothing when the cache holds them. The first build is long (KEDA's
-# whole module graph), so go runs under nice. Put it in front of e2e to run --target keda.
+# KEDA v2.21.0's operator, metrics API server and webhooks and metrics-server v0.8.0 built static
+# from the module proxy, and Debian's prometheus with its libraries, as docker-archive images in
+# $(KEDA_CACHE_DIR) tagged by the hash of their inputs (one tag per set); nothing when the cache
+# holds them. The first build is long (KEDA's whole module graph; metrics-server's a few minutes),
+# so go runs under nice. Put it in front of e2e to run --target keda or --target hpa.
 KEDA_CACHE_DIR ?=
 .PHONY: keda-images
-keda-images: build ## build KEDA's operator, metrics API server and webhooks and Prometheus as image archives offline, cached by inputs in $(KEDA_CACHE_DIR) (default ~/.cache/scaleproof/kedaimage; needs make deps-prometheus)
+keda-images: build ## build KEDA's operator, metrics API server and webhooks, metrics-server and Prometheus as image archives offline, cached by inputs in $(KEDA_CACHE_DIR) (default ~/.cache/scaleproof/kedaimage; needs make deps-prometheus)
 	$(BIN)/scaleproof kind keda-images --nice 19 $(if $(KEDA_CACHE_DIR),--cache-dir $(KEDA_CACHE_DIR))
 
 # e2e writes into $(E2E_DIR): run/ (the five scenarios on kind: results, table, junit_runner.xml,

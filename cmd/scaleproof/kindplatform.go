@@ -14,6 +14,8 @@ import (
 	"github.com/scaleproof/scaleproof/deploy/image"
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 	"github.com/scaleproof/scaleproof/kind"
+	"github.com/scaleproof/scaleproof/kind/addons"
+	"github.com/scaleproof/scaleproof/kind/kedaimage"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -21,8 +23,22 @@ import (
 )
 
 // kindNodePorts are the NodePorts the kind config maps to 127.0.0.1: the
-// edge's and the console's.
-var kindNodePorts = []int{deploykube.EdgeNodePort, deploykube.ConsoleNodePort}
+// edge's and the console's, and, for a run with a scale target, the
+// target's load Service's and Prometheus's.
+func kindNodePorts(targetKind string) []int {
+	ports := []int{deploykube.EdgeNodePort, deploykube.ConsoleNodePort}
+	if targetKind != "" {
+		ports = append(ports, kindTargetNodePort, kindPrometheusNodePort)
+	}
+	return ports
+}
+
+// The NodePorts of a run with a scale target (the target manifests' load
+// Service and Prometheus Service).
+const (
+	kindTargetNodePort     = 30082
+	kindPrometheusNodePort = 30083
+)
 
 // kindOpts are run's kind platform flags.
 type kindOpts struct {
@@ -37,13 +53,17 @@ func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
 	f.StringVar(&o.provider, "kind-provider", "auto", "kind: container engine: auto (Docker only when a privileged container starts there, else podman), docker or podman")
 }
 
-// kindDeploy is the deploy step of the kind platform: the kubeconfig
-// platform on the cluster's kubeconfig, the NodePorts reached on 127.0.0.1
-// at the host ports kind mapped, the image Images loaded.
-func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage, log *slog.Logger) kind.DeployFunc {
+// kindDeploy is the deploy step of the kind platform: the add-ons of the
+// run's scale target installed and serving (addons.Install), then the
+// kubeconfig platform on the cluster's kubeconfig, the NodePorts reached on
+// 127.0.0.1 at the host ports kind mapped, the image Images loaded.
+func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage, ad *kindAddons, log *slog.Logger) kind.DeployFunc {
 	return func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
 		if ref.ref == "" {
 			return nil, errors.New("kind: deploy before the scaleproof-ref image was loaded")
+		}
+		if err := ad.install(ctx, c.Kubeconfig); err != nil {
+			return nil, err
 		}
 		name := o.name
 		if name == "" {
@@ -52,8 +72,97 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage,
 		return kubeconfig.New(kubeconfig.Config{Name: name, Kubeconfig: c.Kubeconfig,
 			Namespace: runNamespace(runID), Profile: prof.Name, Image: ref.ref, Group: o.group,
 			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
+			TargetHostPort: c.HostPorts[kindTargetNodePort], PrometheusHostPort: c.HostPorts[kindPrometheusNodePort],
 			Canary: o.canary, Log: log})
 	}
+}
+
+// kindAddons are the cluster add-ons a run's scale target needs on kind
+// and their images from the keda-images cache (kind/kedaimage), built
+// there when missing, as the node image is: hpa needs metrics-server (the
+// cluster's HPA reads CPU utilisation from metrics.k8s.io); keda needs
+// KEDA's operator, metrics API server and admission webhooks, and
+// Prometheus's image (KEDA's trigger queries it; the target's manifests
+// deploy it). No target: nothing.
+type kindAddons struct {
+	targetKind string
+	log        *slog.Logger
+	out        io.Writer
+	// ensure is kedaimage.Ensure (tests replace it).
+	ensure func(ctx context.Context, o kedaimage.Options) (kedaimage.Result, error)
+	// installFn is addons.Install (tests replace it).
+	installFn func(ctx context.Context, kubeconfigPath string, o addons.Options) (addons.Timings, error)
+
+	images  kedaimage.Result // what archives ensured
+	Timings addons.Timings   // of the last install
+}
+
+func newKindAddons(targetKind string, log *slog.Logger, out io.Writer) (*kindAddons, error) {
+	switch targetKind {
+	case "", "hpa", "keda":
+	default:
+		return nil, fmt.Errorf("--target %q: want hpa or keda on kind", targetKind)
+	}
+	return &kindAddons{targetKind: targetKind, log: log, out: out, ensure: kedaimage.Ensure, installFn: addons.Install}, nil
+}
+
+// sets are the keda-images sets the target needs.
+func (a *kindAddons) sets() []string {
+	switch a.targetKind {
+	case "hpa":
+		return []string{kedaimage.SetMetricsServer}
+	case "keda":
+		return []string{kedaimage.SetKEDA, kedaimage.SetPrometheus}
+	}
+	return nil
+}
+
+// archives makes sure of the images the target needs and returns their
+// archives (none without a target).
+func (a *kindAddons) archives(ctx context.Context) ([]string, error) {
+	sets := a.sets()
+	if len(sets) == 0 {
+		return nil, nil
+	}
+	// the build's steps go to the progress output too: a cold KEDA build
+	// takes tens of minutes
+	log := slog.New(slog.NewMultiHandler(a.log.Handler(), slog.NewTextHandler(a.out, nil)))
+	res, err := a.ensure(ctx, kedaimage.Options{Only: sets, Nice: 19, Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("kind: images of --target %s: %w", a.targetKind, err)
+	}
+	a.images = res
+	return res.Archives(), nil
+}
+
+// options are what install installs, from the images archives ensured.
+func (a *kindAddons) options() addons.Options {
+	r := a.images
+	return addons.Options{
+		MetricsServer: a.targetKind == "hpa",
+		KEDA:          a.targetKind == "keda",
+		Images: addons.Images{MetricsServer: r.Ref("metrics-server"), KEDAOperator: r.Ref("keda"),
+			KEDAMetricsAPIServer: r.Ref("keda-metrics-apiserver"), KEDAWebhooks: r.Ref("keda-admission-webhooks")},
+		Log: a.log,
+	}
+}
+
+// install installs the target's add-ons and waits until they serve
+// (nothing without a target).
+func (a *kindAddons) install(ctx context.Context, kubeconfigPath string) error {
+	if len(a.sets()) == 0 {
+		return nil
+	}
+	t, err := a.installFn(ctx, kubeconfigPath, a.options())
+	a.Timings = t
+	if err != nil {
+		return fmt.Errorf("kind: add-ons of --target %s: %w", a.targetKind, err)
+	}
+	fmt.Fprintf(a.out, "kind: add-ons of --target %s serving in %.1f s (apply %.1f s, rollout %.1f s, APIServices %.1f s, metrics %.1f s)\n",
+		a.targetKind, t.Total.Seconds(), t.Apply.Seconds(), t.Rollout.Seconds(), t.APIServices.Seconds(), t.MetricsReady.Seconds())
+	a.log.Info("add-ons serving", "target", a.targetKind, "seconds", t.Total.Seconds(), "apply", t.Apply.Seconds(),
+		"rollout", t.Rollout.Seconds(), "apiservices", t.APIServices.Seconds(), "metrics_ready", t.MetricsReady.Seconds())
+	return nil
 }
 
 // refImage is the image of scaleproof-ref (the console, edge and worker)
@@ -125,14 +234,33 @@ func selfBinary() ([]byte, error) {
 }
 
 func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, error) {
+	k, _, err := newKindPlatformAddons(o, prof, runID, dir, log, out)
+	return k, err
+}
+
+// newKindPlatformAddons is newKindPlatform, also returning the add-ons of
+// the run's scale target (tests look inside).
+func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, *kindAddons, error) {
+	ad, err := newKindAddons(o.targetKind, log, out)
+	if err != nil {
+		return nil, nil, err
+	}
 	cfg := kind.Config{
 		RunID: runID, Provider: o.kind.provider, NodeImage: o.kind.nodeImage, Keep: o.kind.keep,
-		Artifacts: dir, NodePorts: kindNodePorts, Log: log, Out: out,
+		Artifacts: dir, NodePorts: kindNodePorts(o.targetKind), Log: log, Out: out,
 	}
 	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images"), needSelf: o.loadShards > 1, log: log}
-	cfg.Images = ref.archives
-	cfg.Deploy = kindDeploy(o, prof, runID, ref, log)
-	return kind.New(cfg)
+	cfg.Images = func(ctx context.Context) ([]string, error) {
+		archives, err := ref.archives(ctx)
+		if err != nil {
+			return nil, err
+		}
+		more, err := ad.archives(ctx)
+		return append(archives, more...), err
+	}
+	cfg.Deploy = kindDeploy(o, prof, runID, ref, ad, log)
+	k, err := kind.New(cfg)
+	return k, ad, err
 }
 
 // kindSteps turns the kind platform's steps into JUnit steps of the run.

@@ -1,11 +1,20 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/scaleproof/scaleproof/kind"
+	"github.com/scaleproof/scaleproof/kind/addons"
+	"github.com/scaleproof/scaleproof/kind/kedaimage"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
 
@@ -44,4 +53,146 @@ func TestKindFlags(t *testing.T) {
 			t.Errorf("steps before Up")
 		}
 	}
+}
+
+func TestKindNodePorts(t *testing.T) {
+	for _, tc := range []struct {
+		target string
+		want   []int
+	}{
+		{"", []int{30080, 30081}},
+		{"hpa", []int{30080, 30081, 30082, 30083}},
+		{"keda", []int{30080, 30081, 30082, 30083}},
+	} {
+		got := kindNodePorts(tc.target)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("--target %q: NodePorts %v, want %v", tc.target, got, tc.want)
+		}
+	}
+}
+
+// TestKindAddons: a target's images come from the keda-images cache (only
+// the sets it needs), and the deploy step installs its add-ons with those
+// refs on the cluster's kubeconfig before the kubeconfig platform; no
+// target needs nothing; a failed install fails the deploy, naming it.
+func TestKindAddons(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	res := kedaimage.Result{Images: []kedaimage.Image{
+		{Name: "keda", Ref: "scaleproof.local/keda:2.21.0-a", Archive: "/c/keda.tar"},
+		{Name: "keda-metrics-apiserver", Ref: "scaleproof.local/keda-metrics-apiserver:2.21.0-a", Archive: "/c/kma.tar"},
+		{Name: "keda-admission-webhooks", Ref: "scaleproof.local/keda-admission-webhooks:2.21.0-a", Archive: "/c/kaw.tar"},
+		{Name: "prometheus", Ref: "scaleproof.local/prometheus:2.42.0-b", Archive: "/c/prom.tar"},
+		{Name: "metrics-server", Ref: "scaleproof.local/metrics-server:0.8.0-c", Archive: "/c/ms.tar"},
+	}}
+	for _, tc := range []struct {
+		target   string
+		only     []string // sets asked of the cache; nil: the cache is not asked
+		want     addons.Options
+		failWith error
+	}{
+		{"", nil, addons.Options{}, nil},
+		{"hpa", []string{"metrics-server"}, addons.Options{MetricsServer: true, Images: addons.Images{MetricsServer: "scaleproof.local/metrics-server:0.8.0-c"}}, nil},
+		{"keda", []string{"keda", "prometheus"}, addons.Options{KEDA: true, Images: addons.Images{KEDAOperator: "scaleproof.local/keda:2.21.0-a",
+			KEDAMetricsAPIServer: "scaleproof.local/keda-metrics-apiserver:2.21.0-a", KEDAWebhooks: "scaleproof.local/keda-admission-webhooks:2.21.0-a"}}, nil},
+		{"hpa", []string{"metrics-server"}, addons.Options{MetricsServer: true, Images: addons.Images{MetricsServer: "scaleproof.local/metrics-server:0.8.0-c"}},
+			errors.New("APIService v1beta1.metrics.k8s.io Available=False")},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			ad, err := newKindAddons(tc.target, log, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			called := false
+			ad.ensure = func(_ context.Context, o kedaimage.Options) (kedaimage.Result, error) {
+				called, asked = true, o.Only
+				var r kedaimage.Result
+				for _, im := range res.Images {
+					for _, s := range o.Only {
+						if im.Name == s || (s == "keda" && strings.HasPrefix(im.Name, "keda")) {
+							r.Images = append(r.Images, im)
+						}
+					}
+				}
+				return r, nil
+			}
+			var got *addons.Options
+			var gotPath string
+			ad.installFn = func(_ context.Context, p string, o addons.Options) (addons.Timings, error) {
+				gotPath, got = p, &o
+				return addons.Timings{Total: time.Second}, tc.failWith
+			}
+			archives, err := ad.archives(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if called != (tc.only != nil) || !slices.Equal(asked, tc.only) {
+				t.Errorf("cache asked %v for %v, want %v", called, asked, tc.only)
+			}
+			if len(archives) != len(asked)+map[bool]int{true: 2}[tc.target == "keda"] {
+				t.Errorf("archives %v for sets %v", archives, asked)
+			}
+			o := &runOpts{targetKind: tc.target, group: "g"}
+			ref := &refImage{ref: "scaleproof.local/scaleproof-ref:x"}
+			kc := writeKubeconfig(t)
+			_, err = kindDeploy(o, scenarios.Quick(), "20261201-000000-abcdef", ref, ad, log)(t.Context(),
+				kind.Cluster{Kubeconfig: kc, NodeHost: "127.0.0.1", HostPorts: map[int]int{30080: 1, 30081: 2, 30082: 3, 30083: 4}})
+			if tc.failWith != nil {
+				if err == nil || !strings.Contains(err.Error(), "add-ons of --target hpa") || !strings.Contains(err.Error(), "Available=False") {
+					t.Errorf("failed install: deploy err %v, want one naming the add-ons and why", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.target == "" {
+				if got != nil {
+					t.Errorf("no target installed %+v", got)
+				}
+				return
+			}
+			if got == nil || gotPath != kc {
+				t.Fatalf("install %+v on %q, want on %s", got, gotPath, kc)
+			}
+			got.Log = nil
+			if *got != tc.want {
+				t.Errorf("install options %+v, want %+v", *got, tc.want)
+			}
+		})
+	}
+	if _, err := newKindAddons("lambda", log, io.Discard); err == nil || !strings.Contains(err.Error(), `"lambda"`) {
+		t.Errorf("--target lambda: err %v", err)
+	}
+	ad, _ := newKindAddons("keda", log, io.Discard)
+	ad.ensure = func(context.Context, kedaimage.Options) (kedaimage.Result, error) {
+		return kedaimage.Result{}, errors.New(`keda images: step "keda-build" failed`)
+	}
+	if _, err := ad.archives(t.Context()); err == nil || !strings.Contains(err.Error(), "keda-build") || !strings.Contains(err.Error(), "--target keda") {
+		t.Errorf("failed build: err %v, want one naming the target and the step", err)
+	}
+}
+
+// writeKubeconfig writes a kubeconfig of a cluster that is never contacted.
+func writeKubeconfig(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "kubeconfig")
+	const kc = `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:1"}
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+users:
+- name: u
+  user: {token: x}
+`
+	if err := os.WriteFile(p, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

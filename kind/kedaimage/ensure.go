@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +29,12 @@ type Options struct {
 	CacheDir string
 	// Version of KEDA; default Version.
 	Version string
+	// MetricsServerVersion of metrics-server; default MetricsServerVersion.
+	MetricsServerVersion string
+	// Only, when not empty, is the image sets to make sure of: SetKEDA,
+	// SetPrometheus, SetMetricsServer (a --target hpa run needs only
+	// metrics-server, not KEDA's long build). Empty: all three.
+	Only []string
 	// Prometheus is the prometheus binary packed with its libraries;
 	// default /usr/bin/prometheus (Debian's, make deps-prometheus).
 	Prometheus string
@@ -40,7 +48,7 @@ type Options struct {
 
 // Image is one image Ensure made sure of.
 type Image struct {
-	Name    string // keda, keda-metrics-apiserver, keda-admission-webhooks, prometheus
+	Name    string // keda, keda-metrics-apiserver, keda-admission-webhooks, prometheus, metrics-server
 	Ref     string // scaleproof.local/<name>:<tag>
 	Archive string // the docker-archive tar (kind load image-archive)
 	Size    int64  // the archive's bytes
@@ -118,6 +126,9 @@ func (o *Options) defaults() {
 	if o.Version == "" {
 		o.Version = Version
 	}
+	if o.MetricsServerVersion == "" {
+		o.MetricsServerVersion = MetricsServerVersion
+	}
 	if o.Prometheus == "" {
 		o.Prometheus = "/usr/bin/prometheus"
 	}
@@ -154,50 +165,115 @@ func KEDA(ctx context.Context, o Options) (KEDAInputs, error) {
 	return NewKEDAInputs(o.Version, gv, runtime.GOARCH), nil
 }
 
-// Ensure makes sure the cache dir holds the archives of KEDA's three
-// images and of Prometheus's, and returns them (KEDA's in Binaries' order,
-// then Prometheus's; on an error, those made so far). An archive already there
-// that go-containerregistry reads under its tag is kept; else KEDA's
-// module is downloaded (go mod download), copied to work/src-<version> and
-// built there as the main module (its own go.sum and replaces), static,
-// the binaries checked static and packed; Prometheus's binary is packed
-// with its interpreter and libraries. Each step logs its time and has its
-// own log file under logs/; a failed step is a *StepError naming its log.
+// MetricsServer returns the inputs of the metrics-server image for o (no
+// build): its tag.
+func MetricsServer(ctx context.Context, o Options) (GoInputs, error) {
+	o.defaults()
+	gv, err := GoVersion(ctx, o.Go)
+	if err != nil {
+		return GoInputs{}, err
+	}
+	return NewMetricsServerInputs(o.MetricsServerVersion, gv, runtime.GOARCH), nil
+}
+
+// The image sets of Options.Only.
+const (
+	SetKEDA          = "keda"           // keda, keda-metrics-apiserver, keda-admission-webhooks
+	SetPrometheus    = "prometheus"     // prometheus
+	SetMetricsServer = "metrics-server" // metrics-server
+)
+
+// Sets are every image set, in the order Ensure returns their images.
+var Sets = []string{SetKEDA, SetPrometheus, SetMetricsServer}
+
+// wants reports which sets o asks for; an unknown name is an error.
+func (o Options) wants() (map[string]bool, error) {
+	w := map[string]bool{}
+	if len(o.Only) == 0 {
+		for _, s := range Sets {
+			w[s] = true
+		}
+		return w, nil
+	}
+	for _, s := range o.Only {
+		if !slices.Contains(Sets, s) {
+			return nil, fmt.Errorf("keda images: image set %q: want one of %s", s, strings.Join(Sets, ", "))
+		}
+		w[s] = true
+	}
+	return w, nil
+}
+
+// Ensure makes sure the cache dir holds the archives of the image sets o
+// asks for (all by default: KEDA's three images, Prometheus's and
+// metrics-server's), and returns them (KEDA's in Binaries' order, then
+// Prometheus's, then metrics-server's; on an error, those made so far). An
+// archive already there that go-containerregistry reads under its tag is
+// kept; else the Go module (KEDA's, metrics-server's) is downloaded (go
+// mod download), copied to work/src-… and built there as the main module
+// (its own go.sum and replaces), static, the binaries checked static and
+// packed; Prometheus's binary is packed with its interpreter and
+// libraries. Each step logs its time and has its own log file under logs/;
+// a failed step is a *StepError naming its log. An unknown set in o.Only
+// is an error before anything is built.
 func Ensure(ctx context.Context, o Options) (Result, error) {
 	o.defaults()
 	start := o.Now()
 	b := &builder{o: o, logs: filepath.Join(o.CacheDir, "logs", start.UTC().Format("20060102-150405"))}
 	res := Result{LogDir: b.logs}
+	want, err := o.wants()
+	if err != nil {
+		return res, err
+	}
 	unlock, err := lock(ctx, filepath.Join(o.CacheDir, "lock"), func(msg string, a ...any) { o.Log.Info(msg, a...) })
 	if err != nil {
 		return res, fmt.Errorf("keda images: %w", err)
 	}
 	defer unlock()
-	in, err := KEDA(ctx, o)
-	if err != nil {
-		return res, err
-	}
-	// Prometheus first: it takes seconds, and a host without it fails
-	// before the long build.
-	pi, err := b.prometheus(ctx)
-	if err != nil {
+	done := func(err error) (Result, error) {
 		res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
 		return res, err
 	}
-	imgs, err := b.keda(ctx, in)
-	res.Images = append(res.Images, imgs...)
-	if err == nil {
-		res.Images = append(res.Images, pi)
+	gv, err := GoVersion(ctx, o.Go)
+	if err != nil {
+		return done(err)
 	}
-	res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
-	return res, err
+	// Shortest first: Prometheus takes seconds (and a host without it
+	// fails before the long builds), metrics-server minutes, KEDA tens of
+	// minutes.
+	var prom Image
+	if want[SetPrometheus] {
+		if prom, err = b.prometheus(ctx); err != nil {
+			return done(err)
+		}
+	}
+	var ms []Image
+	if want[SetMetricsServer] {
+		if ms, err = b.goImages(ctx, "metrics-server", NewMetricsServerInputs(o.MetricsServerVersion, gv, runtime.GOARCH)); err != nil {
+			return done(err)
+		}
+	}
+	if want[SetKEDA] {
+		imgs, err := b.goImages(ctx, "keda", NewKEDAInputs(o.Version, gv, runtime.GOARCH))
+		res.Images = append(res.Images, imgs...)
+		if err != nil {
+			return done(err)
+		}
+	}
+	if want[SetPrometheus] {
+		res.Images = append(res.Images, prom)
+	}
+	res.Images = append(res.Images, ms...)
+	return done(nil)
 }
 
 func (b *builder) archivePath(name, tag string) string {
 	return filepath.Join(b.o.CacheDir, "images", name+"-"+tag+".tar")
 }
 
-func (b *builder) keda(ctx context.Context, in KEDAInputs) ([]Image, error) {
+// goImages makes sure of the images of in's binaries, its steps named
+// <set>-source, <set>-build, <set>-images.
+func (b *builder) goImages(ctx context.Context, set string, in GoInputs) ([]Image, error) {
 	var imgs []Image
 	all := true
 	for _, bin := range in.Binaries {
@@ -211,24 +287,24 @@ func (b *builder) keda(ctx context.Context, in KEDAInputs) ([]Image, error) {
 		imgs = append(imgs, im)
 	}
 	if all {
-		b.o.Log.Info("keda images cached", "tag", in.Tag())
-		b.steps = append(b.steps, StepTime{Name: "keda", Cached: true})
+		b.o.Log.Info(set+" images cached", "tag", in.Tag())
+		b.steps = append(b.steps, StepTime{Name: set, Cached: true})
 		return sizes(imgs), nil
 	}
 	work := filepath.Join(b.o.CacheDir, "work")
-	src := filepath.Join(work, "src-"+in.Version)
-	binDir := filepath.Join(work, "bin-"+in.Tag())
-	if err := b.step(ctx, "keda-source", func() bool { return exists(filepath.Join(src, ".complete")) }, func(sc *stepCtx) error {
-		return kedaSource(sc, b.o, in, src)
+	src := filepath.Join(work, srcDirName(in))
+	binDir := filepath.Join(work, binDirName(in))
+	if err := b.step(ctx, set+"-source", func() bool { return exists(filepath.Join(src, ".complete")) }, func(sc *stepCtx) error {
+		return moduleSource(sc, b.o, in, src)
 	}); err != nil {
 		return nil, err
 	}
-	if err := b.step(ctx, "keda-build", func() bool { return haveBinaries(binDir, in) }, func(sc *stepCtx) error {
-		return kedaBuild(sc, b.o, in, src, binDir)
+	if err := b.step(ctx, set+"-build", func() bool { return haveBinaries(binDir, in) }, func(sc *stepCtx) error {
+		return moduleBuild(sc, b.o, in, src, binDir)
 	}); err != nil {
 		return nil, err
 	}
-	err := b.step(ctx, "keda-images", nil, func(sc *stepCtx) error {
+	err := b.step(ctx, set+"-images", nil, func(sc *stepCtx) error {
 		for i, bin := range in.Binaries {
 			if imgs[i].Cached {
 				continue
@@ -241,7 +317,11 @@ func (b *builder) keda(ctx context.Context, in KEDAInputs) ([]Image, error) {
 				return fmt.Errorf("%s: %w", bin.Package, err)
 			}
 			fmt.Fprintf(sc.Log, "%s: %d bytes, static\n", bin.Package, len(body))
-			cfg := Config{Entrypoint: []string{bin.Entrypoint}, User: nonroot, Title: bin.Name}
+			user := bin.User
+			if user == "" {
+				user = nonroot
+			}
+			cfg := Config{Entrypoint: []string{bin.Entrypoint}, User: user, Title: bin.Name}
 			if err := writeArchive(imgs[i].Archive, imgs[i].Ref, cfg, []File{{Path: bin.Entrypoint, Body: body}}); err != nil {
 				return err
 			}
@@ -252,8 +332,25 @@ func (b *builder) keda(ctx context.Context, in KEDAInputs) ([]Image, error) {
 	return sizes(imgs), err
 }
 
-// kedaSource downloads KEDA's module and copies it, writable, to src.
-func kedaSource(sc *stepCtx, o Options, in KEDAInputs, src string) error {
+// srcDirName and binDirName are the work folders of in's module source
+// and binaries: KEDA's src-<version> and bin-<tag> (as before other modules
+// were built here), others' prefixed with the module's last element.
+func srcDirName(in GoInputs) string {
+	if in.Module == Module {
+		return "src-" + in.Version
+	}
+	return "src-" + path.Base(in.Module) + "-" + in.Version
+}
+
+func binDirName(in GoInputs) string {
+	if in.Module == Module {
+		return "bin-" + in.Tag()
+	}
+	return "bin-" + path.Base(in.Module) + "-" + in.Tag()
+}
+
+// moduleSource downloads in's module and copies it, writable, to src.
+func moduleSource(sc *stepCtx, o Options, in GoInputs, src string) error {
 	out, err := sc.output(os.TempDir(), []string{"GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS="}, o.Go, "mod", "download", "-json", in.Module+"@"+in.Version)
 	if err != nil {
 		return err
@@ -283,9 +380,9 @@ func kedaSource(sc *stepCtx, o Options, in KEDAInputs, src string) error {
 	return os.Rename(tmp, src)
 }
 
-// kedaBuild builds the binaries in one go build (they share the compile
-// work) into binDir.
-func kedaBuild(sc *stepCtx, o Options, in KEDAInputs, src, binDir string) error {
+// moduleBuild builds in's binaries in one go build (they share the
+// compile work) into binDir.
+func moduleBuild(sc *stepCtx, o Options, in GoInputs, src, binDir string) error {
 	tmp := binDir + ".tmp"
 	_ = os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
@@ -309,7 +406,7 @@ func kedaBuild(sc *stepCtx, o Options, in KEDAInputs, src, binDir string) error 
 	return os.Rename(tmp, binDir)
 }
 
-func haveBinaries(dir string, in KEDAInputs) bool {
+func haveBinaries(dir string, in GoInputs) bool {
 	for _, bin := range in.Binaries {
 		if !exists(filepath.Join(dir, filepath.Base(bin.Package))) {
 			return false
@@ -319,6 +416,19 @@ func haveBinaries(dir string, in KEDAInputs) bool {
 }
 
 var promVersionRE = regexp.MustCompile(`(?m)^prometheus, version (\S+)`)
+
+// prometheusVersion is the binary's own version (prometheus --version).
+func prometheusVersion(ctx context.Context, bin string) (string, error) {
+	out, err := exec.CommandContext(ctx, bin, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("prometheus: %s --version: %w: %s", bin, err, out)
+	}
+	m := promVersionRE.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("prometheus: %s --version printed no version: %q", bin, out)
+	}
+	return string(m[1]), nil
+}
 
 // PrometheusFiles returns the files of the Prometheus image for the binary
 // at bin: /bin/prometheus and, when it is dynamically linked, its
@@ -363,15 +473,11 @@ func (b *builder) prometheus(ctx context.Context) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	out, err := exec.CommandContext(ctx, b.o.Prometheus, "--version").CombinedOutput()
+	v, err := prometheusVersion(ctx, b.o.Prometheus)
 	if err != nil {
-		return Image{}, fmt.Errorf("prometheus: %s --version: %w: %s", b.o.Prometheus, err, out)
+		return Image{}, err
 	}
-	m := promVersionRE.FindSubmatch(out)
-	if m == nil {
-		return Image{}, fmt.Errorf("prometheus: %s --version printed no version: %q", b.o.Prometheus, out)
-	}
-	in := NewPrometheusInputs(string(m[1]), files)
+	in := NewPrometheusInputs(v, files)
 	im := Image{Name: "prometheus", Ref: in.Ref(), Archive: b.archivePath("prometheus", in.Tag())}
 	if checkArchive(im.Archive, im.Ref) == nil {
 		im.Cached = true

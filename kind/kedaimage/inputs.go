@@ -1,7 +1,10 @@
 // Package kedaimage builds, with no registry, the images a kind cluster
-// needs to run KEDA and Prometheus: KEDA's operator, metrics API server and
-// admission webhooks, compiled static (CGO_ENABLED=0) from the Go module
-// github.com/kedacore/keda/v2 as served by the module proxy, and Debian's
+// needs to run KEDA, Prometheus and metrics-server: KEDA's operator,
+// metrics API server and admission webhooks, compiled static
+// (CGO_ENABLED=0) from the Go module github.com/kedacore/keda/v2 as served
+// by the module proxy; metrics-server, compiled the same way from
+// sigs.k8s.io/metrics-server (what the cluster's own
+// HorizontalPodAutoscaler reads CPU utilisation from); and Debian's
 // prometheus binary with the shared libraries it links. Each image is one
 // layer on an empty base, written with go-containerregistry as a
 // docker-archive tar (what kind's image-archive loading takes), as
@@ -10,8 +13,11 @@
 // Images are tagged by the hash of their inputs (module version, go
 // version, GOOS/GOARCH, build flags; for Prometheus the package's version
 // and the sha256 of every file that goes in) and never rebuilt while the
-// cache dir holds an archive of that tag. deploy/render.KEDA and
-// deploy/render.Prometheus render the manifests for those tags.
+// cache dir holds an archive of that tag. deploy/render.KEDA,
+// deploy/render.Prometheus and deploy/render.MetricsServer render the
+// manifests for those tags. Each set (KEDA's three, Prometheus,
+// metrics-server) has its own inputs and tag, so adding or changing one
+// never invalidates another's cached archives.
 //
 // What it shells out to: go (env, mod download, build) and cp. Nothing else.
 package kedaimage
@@ -38,11 +44,15 @@ const (
 // Registry is the (never contacted) registry of every image built here.
 const Registry = "scaleproof.local"
 
-// Binary is one KEDA binary and its image.
+// Binary is one Go binary of a module and its image.
 type Binary struct {
-	Name       string // the image's short name: keda, keda-metrics-apiserver, keda-admission-webhooks
+	Name       string // the image's short name: keda, keda-metrics-apiserver, keda-admission-webhooks, metrics-server
 	Package    string // the main package inside the module: ./cmd/operator
-	Entrypoint string // the path in the image, the one KEDA's manifests run: /keda
+	Entrypoint string // the path in the image, the one the manifests run: /keda
+	// User is the image's numeric uid:gid; "" is 65532:65532 (distroless
+	// nonroot, as KEDA's own images). Left out of the inputs' JSON when "",
+	// so KEDA's hash is what it was before the field.
+	User string `json:",omitempty"`
 }
 
 // Binaries are KEDA's three programs, named as KEDA's own images and
@@ -54,7 +64,11 @@ var Binaries = []Binary{
 }
 
 // KEDAInputs is everything the KEDA images are made from. Its Hash tags them.
-type KEDAInputs struct {
+type KEDAInputs = GoInputs
+
+// GoInputs is everything the images of one Go module's binaries are made
+// from (KEDA's three; metrics-server's one). Its Hash tags them.
+type GoInputs struct {
 	Revision  int
 	Module    string
 	Version   string
@@ -90,14 +104,47 @@ func buildFlags(version string) []string {
 }
 
 // Hash is the first 12 hex digits of the sha256 of the inputs' JSON.
-func (in KEDAInputs) Hash() string { return hash(in) }
+func (in GoInputs) Hash() string { return hash(in) }
 
-// Tag is the tag of every KEDA image: <version without v>-<hash>, e.g.
-// 2.21.0-0123456789ab.
-func (in KEDAInputs) Tag() string { return strings.TrimPrefix(in.Version, "v") + "-" + in.Hash() }
+// Tag is the tag of every image of the module: <version without v>-<hash>,
+// e.g. 2.21.0-0123456789ab.
+func (in GoInputs) Tag() string { return strings.TrimPrefix(in.Version, "v") + "-" + in.Hash() }
 
-// Ref is the full reference of one KEDA image: scaleproof.local/<name>:<tag>.
-func (in KEDAInputs) Ref(name string) string { return Registry + "/" + name + ":" + in.Tag() }
+// Ref is the full reference of one of the module's images:
+// scaleproof.local/<name>:<tag>.
+func (in GoInputs) Ref(name string) string { return Registry + "/" + name + ":" + in.Tag() }
+
+// MetricsServerModule and MetricsServerVersion are the metrics-server
+// release built: v0.8.0 (go 1.24.4 in its go.mod; builds with the
+// project's Go 1.26, GOTOOLCHAIN=local). Its manifests are
+// deploy/kube/components/metrics-server, from the same release.
+const (
+	MetricsServerModule  = "sigs.k8s.io/metrics-server"
+	MetricsServerVersion = "v0.8.0"
+)
+
+// MetricsServerBinary is metrics-server's one program, at the path its own
+// Dockerfile puts it (/metrics-server), running as 65534 (nobody) as that
+// image does.
+var MetricsServerBinary = Binary{Name: "metrics-server", Package: "./cmd/metrics-server", Entrypoint: "/metrics-server", User: "65534:65534"}
+
+// NewMetricsServerInputs are the inputs of a build of metrics-server
+// version with Go goVersion for linux/goarch.
+func NewMetricsServerInputs(version, goVersion, goarch string) GoInputs {
+	return GoInputs{
+		Revision: Revision, Module: MetricsServerModule, Version: version, GoVersion: goVersion, GOOS: "linux", GOARCH: goarch,
+		Env:      append([]string(nil), buildEnv...),
+		Flags:    metricsServerFlags(version),
+		Binaries: []Binary{MetricsServerBinary},
+	}
+}
+
+// metricsServerFlags are metrics-server's Makefile's (its LDFLAGS stamp
+// client-go's version package, which metrics-server reports), stripped.
+func metricsServerFlags(version string) []string {
+	return []string{"-trimpath", "-buildvcs=false", "-ldflags",
+		"-s -w -X=k8s.io/client-go/pkg/version.gitVersion=" + version + " -X=k8s.io/client-go/pkg/version.gitCommit=" + version}
+}
 
 // PrometheusInputs is everything the Prometheus image is made from.
 type PrometheusInputs struct {

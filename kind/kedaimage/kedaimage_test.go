@@ -229,20 +229,19 @@ func TestEnsureCached(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	for _, bin := range in.Binaries {
-		p := filepath.Join(dir, "images", bin.Name+"-"+in.Tag()+".tar")
-		if err := writeArchive(p, in.Ref(bin.Name), Config{Entrypoint: []string{bin.Entrypoint}}, []File{{Path: bin.Entrypoint, Body: []byte("fake")}}); err != nil {
-			t.Fatal(err)
-		}
+	ms, err := MetricsServer(ctx, o)
+	if err != nil {
+		t.Fatal(err)
 	}
+	fakeArchives(t, dir, in, ms)
 	res, err := Ensure(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Images) != 4 {
-		t.Fatalf("images %+v, want 3 KEDA and Prometheus", res.Images)
+	if len(res.Images) != 5 {
+		t.Fatalf("images %+v, want 3 KEDA, Prometheus and metrics-server", res.Images)
 	}
-	for _, im := range res.Images[:3] {
+	for _, im := range append(res.Images[:3:3], res.Images[4]) {
 		if !im.Cached || im.Size == 0 {
 			t.Errorf("%s: cached %v size %d, want the archive that was there", im.Name, im.Cached, im.Size)
 		}
@@ -252,7 +251,10 @@ func TestEnsureCached(t *testing.T) {
 		t.Errorf("prometheus %+v: want built now", prom)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "work")); err == nil {
-		t.Error("KEDA's work dir was made although its archives were cached")
+		t.Error("a work dir was made although KEDA's and metrics-server's archives were cached")
+	}
+	if res.Images[4].Name != "metrics-server" || res.Images[4].Ref != ms.Ref("metrics-server") {
+		t.Errorf("last image %+v, want metrics-server %s", res.Images[4], ms.Ref("metrics-server"))
 	}
 	got := layerFiles(t, prom.Archive, prom.Ref)
 	if got["bin/prometheus"] == nil {
