@@ -57,7 +57,7 @@ func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
 // run's scale target installed and serving (addons.Install), then the
 // kubeconfig platform on the cluster's kubeconfig, the NodePorts reached on
 // 127.0.0.1 at the host ports kind mapped, the image Images loaded.
-func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage, ad *kindAddons, log *slog.Logger) kind.DeployFunc {
+func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refImage, ad *kindAddons, log *slog.Logger) kind.DeployFunc {
 	return func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
 		if ref.ref == "" {
 			return nil, errors.New("kind: deploy before the scaleproof-ref image was loaded")
@@ -73,6 +73,7 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID string, ref *refImage,
 			Namespace: runNamespace(runID), Profile: prof.Name, Image: ref.ref, Group: o.group,
 			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
 			TargetHostPort: c.HostPorts[kindTargetNodePort], PrometheusHostPort: c.HostPorts[kindPrometheusNodePort],
+			Target: o.targetSpec, PrometheusImage: ad.images.Ref("prometheus"), Artifacts: dir,
 			Canary: o.canary, Log: log})
 	}
 }
@@ -258,7 +259,7 @@ func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string
 		more, err := ad.archives(ctx)
 		return append(archives, more...), err
 	}
-	cfg.Deploy = kindDeploy(o, prof, runID, ref, ad, log)
+	cfg.Deploy = kindDeploy(o, prof, runID, dir, ref, ad, log)
 	k, err := kind.New(cfg)
 	return k, ad, err
 }

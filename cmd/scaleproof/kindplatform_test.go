@@ -136,7 +136,7 @@ func TestKindAddons(t *testing.T) {
 			o := &runOpts{targetKind: tc.target, group: "g"}
 			ref := &refImage{ref: "scaleproof.local/scaleproof-ref:x"}
 			kc := writeKubeconfig(t)
-			_, err = kindDeploy(o, scenarios.Quick(), "20261201-000000-abcdef", ref, ad, log)(t.Context(),
+			_, err = kindDeploy(o, scenarios.Quick(), "20261201-000000-abcdef", t.TempDir(), ref, ad, log)(t.Context(),
 				kind.Cluster{Kubeconfig: kc, NodeHost: "127.0.0.1", HostPorts: map[int]int{30080: 1, 30081: 2, 30082: 3, 30083: 4}})
 			if tc.failWith != nil {
 				if err == nil || !strings.Contains(err.Error(), "add-ons of --target hpa") || !strings.Contains(err.Error(), "Available=False") {
