@@ -301,7 +301,9 @@ func (h *fakeHPA) Trail(_ context.Context, since time.Time) ([]target.Change, er
 // fakeEnv is a target env on a fake clock, its loads feeding the fake's
 // signal.
 func fakeEnv(h *fakeHPA) *TargetEnv {
-	e := NewTargetEnv(h, nil, TargetQuick(), nil, slog.New(slog.DiscardHandler))
+	p := TargetQuick()
+	p.VUs = 64 // the fake's threshold is tuned to the published concurrency
+	e := NewTargetEnv(h, nil, p, nil, slog.New(slog.DiscardHandler))
 	e.Clock = h.clock
 	e.StartLoad = func(_ context.Context, lp load.Profile) TargetLoad {
 		l := &fakeLoad{clock: h.clock, lp: lp, start: h.clock.Now()}
