@@ -125,15 +125,22 @@ keda-images: build ## build KEDA's operator, metrics API server and webhooks, me
 # cloud/ is `run --platform gke` through the real GKE provider and cloud platform against the
 # GKE fake, whose cluster is a kind cluster (its endpoint and CA, a ServiceAccount token as the
 # OAuth2 token): the handoff from "a cluster exists" to "the scenarios run" on a real cluster.
+# hpa/ and keda-queue/ are the target scenarios judging the cluster's own HPA (CPU from
+# metrics-server) on the worker workload and KEDA (the post's Prometheus trigger) on the queue
+# workload, each on the contract it promises; targets/ are their e2e-framework specs. Their
+# add-on images come from `make keda-images` (cached by inputs; the first build is long).
 E2E_DIR ?= $(or $(ARTIFACTS),$(CURDIR)/_artifacts/e2e)
 E2E_TIMEOUT ?= 30m
 E2E_LOAD_SHARDS ?= 3
 
 .PHONY: e2e
-e2e: deps-kind kind-node-image ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods), sustained with a canary, the ginkgo specs (./e2e/) and a run through the GKE platform on kind (./e2e/cloudkind/), JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
+e2e: deps-kind kind-node-image keda-images ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods), sustained with a canary, the ginkgo specs (./e2e/), a run through the GKE platform on kind (./e2e/cloudkind/), the cluster's HPA (--target hpa) and KEDA on the queue workload (--target keda --workload queue) with their e2e-framework specs (./e2e/targets/), JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
 	@rc=0; \
 	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --load-shards $(E2E_LOAD_SHARDS) --artifacts $(E2E_DIR)/run || rc=$$?; \
 	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --canary --scenarios sustained --artifacts $(E2E_DIR)/canary || rc=$$((rc ? rc : $$?)); \
 	SCALEPROOF_E2E_KIND=1 ARTIFACTS=$(E2E_DIR)/specs $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./e2e/ || rc=$$((rc ? rc : 1)); \
 	SCALEPROOF_E2E_KIND=1 ARTIFACTS=$(E2E_DIR)/cloud $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) ./e2e/cloudkind/ || rc=$$((rc ? rc : 1)); \
+	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --target hpa --artifacts $(E2E_DIR)/hpa || rc=$$((rc ? rc : $$?)); \
+	$(BIN)/scaleproof run --platform kind --profile $(PROFILE) --target keda --workload queue --artifacts $(E2E_DIR)/keda-queue || rc=$$((rc ? rc : $$?)); \
+	SCALEPROOF_E2E_KIND=1 ARTIFACTS=$(E2E_DIR)/targets $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./e2e/targets/ || rc=$$((rc ? rc : 1)); \
 	echo "make e2e: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
