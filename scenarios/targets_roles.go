@@ -104,13 +104,16 @@ func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before targetSa
 	}
 	iv := e.Profile.SampleInterval
 	if c.Bound > 0 {
-		x, err := s.waitFor(ctx, fmt.Sprintf("the count back at desiredReplicas %d", before.Desired), c.Bound+iv,
-			func(x targetSample) bool { return x.Count == before.Desired })
+		// back at the count the autoscaler had settled at before the
+		// change (its desiredReplicas then, with no load); not the status's
+		// desiredReplicas, which reads 0 before a new HPA's first sync
+		x, err := s.waitFor(ctx, fmt.Sprintf("the count back at %d, the autoscaler's before the change", before.Count), c.Bound+iv,
+			func(x targetSample) bool { return x.Count == before.Count })
 		if err != nil && !isTimeout(err) {
 			return err
 		}
 		s.check(target.FactCountSet, err == nil, "count set to %d by hand; %s (put back within %s, sampled every %s)",
-			want, errOr(err, "back at desiredReplicas %d %.1f s later", x.Count, x.At.Sub(setAt).Seconds()), c.Bound, iv)
+			want, errOr(err, "back at %d %.1f s later", x.Count, x.At.Sub(setAt).Seconds()), c.Bound, iv)
 		return nil
 	}
 	x, err := s.waitFor(ctx, "the hold's end", e.Profile.CountHold, func(x targetSample) bool { return x.Count != want })

@@ -149,6 +149,16 @@ func drainTime(from, to int, r rules, sync time.Duration) (time.Duration, bool) 
 }
 
 // hpaParams are what an HPA's contracts follow.
+// initialReadinessDelay is kube-controller-manager's
+// --horizontal-pod-autoscaler-initial-readiness-delay default: a pod whose
+// readiness changed within it is not yet counted by its metric.
+const initialReadinessDelay = 30 * time.Second
+
+// dwText is the scale-down stabilization window in words.
+func dwText(p hpaParams) string {
+	return p.windowText(p.b.down, "behavior.scaleDown.stabilizationWindowSeconds")
+}
+
 type hpaParams struct {
 	sync     time.Duration
 	min, max int
@@ -213,9 +223,21 @@ func hpaContracts(p hpaParams) Contracts {
 	c[FactAdminAllowed] = Contract{Applies: true,
 		Text:   "the admin's Role grants patch on horizontalpodautoscalers: the API server accepts its minReplicas and maxReplicas (422 Invalid for maxReplicas below minReplicas, or minReplicas below 1)",
 		Source: rbacDoc + "; Kubernetes API, HorizontalPodAutoscalerSpec"}
-	c[FactCountSet] = Contract{Applies: true, Bound: p.sync,
-		Text:   fmt.Sprintf("put back to desiredReplicas at the next sync (%s): the HPA owns the count (a count of 0 turns the HPA off instead: condition ScalingActive False, ScalingDisabled)", sync),
-		Source: hpaDoc + `, "Migrating Deployments and StatefulSets to horizontal autoscaling"; ` + syncSrc}
+	if p.b.down.disabled() {
+		c[FactCountSet] = Contract{Applies: true,
+			Text:   "behavior.scaleDown.selectPolicy is Disabled: a count raised by hand above the recommendation is kept (the HPA never scales down)",
+			Source: hpaDoc + `, "Configurable scaling behavior"`}
+	} else {
+		// A count raised by hand is, to the HPA, a count above its
+		// recommendation: it comes down as any scale-down does. The new
+		// pods count as at their target on a scale-down until they have a
+		// metric (missing metrics; the initial readiness delay), and the
+		// stabilization window then holds the highest recommendation it saw.
+		c[FactCountSet] = Contract{Applies: true, Bound: p.b.down.window + 2*p.sync + initialReadinessDelay,
+			Text: fmt.Sprintf("the HPA owns the count: a count raised by hand is brought back to its recommendation like any scale-down, once the new pods have a metric (until then they count as at the target; initial readiness delay %s) and the scale-down stabilization window (%s) has held the lower recommendation, at a sync (every %s); a count of 0 turns the HPA off instead (ScalingActive False)",
+				secs(initialReadinessDelay), dwText(p), sync),
+			Source: hpaDoc + `, "Algorithm details" (missing metrics, not-yet-ready pods), "Stabilization window", "Migrating Deployments and StatefulSets to horizontal autoscaling"; kube-controller-manager --horizontal-pod-autoscaler-initial-readiness-delay; ` + syncSrc}
+	}
 	c[FactTrail] = Contract{Applies: true, Bound: p.sync,
 		Text:   "every rescale the HPA makes is a SuccessfulRescale Event on the HPA (\"New size: N; reason: ...\": the new size, not the old), recorded in the sync that makes it; repeats to the same size fold into one Event (its count, first and last time); a count set by hand is no Event of the HPA; Events expire after the API server's --event-ttl (1 h)",
 		Source: eventsDoc + "; the HPA controller, pkg/controller/podautoscaler"}

@@ -278,10 +278,10 @@ func TestHPAContracts(t *testing.T) {
 		contains map[Fact]string
 	}{
 		{name: "defaults", h: hpaObject("worker", "worker", ptr(int32(2)), 10, 2, nil),
-			bounds: map[Fact]time.Duration{FactScalesUp: 15 * time.Second, FactLoweredMax: 15 * time.Second, FactCountSet: 15 * time.Second,
+			bounds: map[Fact]time.Duration{FactScalesUp: 15 * time.Second, FactLoweredMax: 15 * time.Second, FactCountSet: 6 * time.Minute,
 				FactNoEarlyScaleDown: 300 * time.Second, FactBackToMin: 315 * time.Second},
 			notAppl:  []Fact{FactTrailActor, FactOutageHolds},
-			contains: map[Fact]string{FactCountSet: "put back to desiredReplicas", FactNoEarlyScaleDown: "300 s, the default"}},
+			contains: map[Fact]string{FactCountSet: "brought back to its recommendation like any scale-down", FactNoEarlyScaleDown: "300 s, the default"}},
 		{name: "controller flags", h: hpaObject("worker", "worker", nil, 4, 1, nil),
 			cfg:    HPAConfig{SyncPeriod: 30 * time.Second, DownscaleStabilization: 120 * time.Second},
 			bounds: map[Fact]time.Duration{FactScalesUp: 30 * time.Second, FactLoweredMax: 30 * time.Second, FactNoEarlyScaleDown: 120 * time.Second, FactBackToMin: 150 * time.Second}},

@@ -399,12 +399,10 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 		Text:   "the admin's Role grants patch on scaledobjects.keda.sh: the API server accepts its minReplicaCount and maxReplicaCount (KEDA's admission webhook, when installed, may refuse bounds that disagree)",
 		Source: rbacDoc + "; " + kedaDoc}
 	cs := c[FactCountSet]
-	cs.Text = fmt.Sprintf("put back to desiredReplicas at the next HPA sync (%s): KEDA's HPA owns the count from 1 to N", secs(sync))
+	cs.Text = "KEDA's HPA owns the count from 1 to N: " + cs.Text
 	if min == 0 {
-		cs.Bound = maxDur(sync, poll)
+		cs.Bound = maxDur(cs.Bound, poll)
 		cs.Text += fmt.Sprintf("; KEDA's own loop (every pollingInterval, %s) owns 0 <-> 1: it activates a count of 0 while a trigger is active, and deactivates to 0 after the cooldownPeriod", secs(poll))
-	} else {
-		cs.Text += " (a count of 0 turns the HPA off instead: condition ScalingActive False, ScalingDisabled)"
 	}
 	cs.Source = kedaDoc + "; " + cs.Source
 	c[FactCountSet] = cs
