@@ -73,6 +73,9 @@ type TargetProfile struct {
 	SettleTimeout time.Duration `json:"settle_timeout"`
 	// SpikeScale scales the post's k6 stages (1: the post's 7 minutes of load).
 	SpikeScale float64 `json:"spike_scale"`
+	// SpikeVUScale multiplies the spike's VU targets (the post's 5 → 50
+	// → 100); 0 or 1 keeps them.
+	SpikeVUScale float64 `json:"spike_vu_scale,omitempty"`
 	// OutageHold is how long target-outage keeps a worker frozen.
 	OutageHold time.Duration `json:"outage_hold"`
 }
@@ -90,7 +93,7 @@ func TargetQuick() TargetProfile {
 		Name: "quick", SyncPeriod: 15 * time.Second, MetricResolution: 15 * time.Second, Stabilization: 60 * time.Second,
 		VUs: 12, WorkMS: 200, GracefulStop: 5 * time.Second, SampleInterval: time.Second,
 		SustainHold: 30 * time.Second, LoweredHold: 20 * time.Second, CountHold: 20 * time.Second,
-		UpTimeout: 90 * time.Second, SettleTimeout: 2 * time.Minute, SpikeScale: 0.2, OutageHold: 60 * time.Second,
+		UpTimeout: 90 * time.Second, SettleTimeout: 2 * time.Minute, SpikeScale: 0.2, SpikeVUScale: 0.2, OutageHold: 60 * time.Second,
 	}
 }
 
@@ -122,7 +125,7 @@ func (p TargetProfile) Settings() map[string]string {
 	return map[string]string{
 		"sync_period": p.SyncPeriod.String(), "metric_resolution": p.MetricResolution.String(),
 		"stabilization": p.Stabilization.String(), "vus": fmt.Sprint(p.VUs), "work_ms": fmt.Sprint(p.WorkMS),
-		"sample_interval": p.SampleInterval.String(), "spike_scale": fmt.Sprint(p.SpikeScale),
+		"sample_interval": p.SampleInterval.String(), "spike_scale": fmt.Sprint(p.SpikeScale), "spike_vu_scale": fmt.Sprint(p.SpikeVUScale),
 	}
 }
 

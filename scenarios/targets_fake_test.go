@@ -302,7 +302,7 @@ func (h *fakeHPA) Trail(_ context.Context, since time.Time) ([]target.Change, er
 // signal.
 func fakeEnv(h *fakeHPA) *TargetEnv {
 	p := TargetQuick()
-	p.VUs = 64 // the fake's threshold is tuned to the published concurrency
+	p.VUs, p.SpikeVUScale = 64, 1 // the fake's threshold is tuned to the published concurrency
 	e := NewTargetEnv(h, nil, p, nil, slog.New(slog.DiscardHandler))
 	e.Clock = h.clock
 	e.StartLoad = func(_ context.Context, lp load.Profile) TargetLoad {

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/load"
@@ -10,10 +12,17 @@ import (
 )
 
 // targetSpikeProfile is the post's k6 stages (SpikeStages) scaled by the
-// profile's SpikeScale: at 1, 5 → 50 VUs over 2 min, 50 for 1 min, two
+// profile's SpikeScale (times) and SpikeVUScale (VUs): at 1, 5 → 50 VUs over 2 min, 50 for 1 min, two
 // spikes to 100 of 30 s up and 30 s down, 50 → 0 over 2 min (7 min).
 func targetSpikeProfile(p TargetProfile) load.Profile {
-	lp := load.RampingVUs(SpikeStartVUs, SpikeStages()...).Scale(p.SpikeScale)
+	start, stages := SpikeStartVUs, SpikeStages()
+	if v := p.SpikeVUScale; v > 0 && v != 1 {
+		start = max(1, int(math.Round(float64(start)*v)))
+		for i := range stages {
+			stages[i].Target = int(math.Round(float64(stages[i].Target) * v))
+		}
+	}
+	lp := load.RampingVUs(start, stages...).Scale(p.SpikeScale)
 	lp.GracefulStop, lp.GracefulRampDown, lp.ThinkTime = p.GracefulStop, p.GracefulStop, p.ThinkTime
 	return lp
 }
@@ -57,7 +66,13 @@ func TargetSpike() TargetScenario {
 				stages = append(stages, stageAt{From: at, Target: st.Target})
 				at += st.Duration
 			}
-			s.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, total))
+			vus := []string{fmt.Sprint(lp.StartVUs)}
+			for _, st := range lp.Stages {
+				if t := fmt.Sprint(st.Target); t != vus[len(vus)-1] {
+					vus = append(vus, t)
+				}
+			}
+			s.Phase(fmt.Sprintf("staged load: %s VUs over %s", strings.Join(vus, " → "), total))
 			from := s.now()
 			l := s.startLoad(ctx, lp)
 			if err := s.hold(ctx, total+p.GracefulStop+2*iv, l.Done); err != nil {
