@@ -396,8 +396,10 @@ func (s *TargetScope) sample(ctx context.Context) targetSample {
 	if smp.At.IsZero() {
 		smp.At = s.now()
 	}
+	var calls reports.Calls
 	if l != nil {
 		smp.InFlight, smp.VUs = l.InFlight(), l.VUs()
+		calls = l.Calls()
 	}
 	if err != nil {
 		smp.Err = err.Error()
@@ -410,7 +412,7 @@ func (s *TargetScope) sample(ctx context.Context) targetSample {
 		Count: st.Count, Ready: st.Ready, Desired: st.Desired, Min: st.Min, Max: st.Max, Metric: st.Metric, HasMetric: st.HasMetric, Err: smp.Err})
 	if p := s.env.Progress; p != nil {
 		p(Status{Scenario: s.Name, Phase: phase, Elapsed: smp.At.Sub(s.Start), Expected: s.expected, VUs: smp.VUs,
-			Count: st.Count, Max: st.Max, Ready: st.Ready})
+			Count: st.Count, Max: st.Max, Ready: st.Ready, Calls: calls})
 	}
 	return smp
 }
