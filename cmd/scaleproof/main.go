@@ -18,6 +18,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 
 	"github.com/scaleproof/scaleproof/internal/buildinfo"
 )
@@ -49,6 +50,10 @@ var (
 )
 
 func main() {
+	// The API server's warnings (a deprecated field, KEDA's admission
+	// webhook on a setting that does nothing) as kubectl prints them, once
+	// each, not through klog.
+	rest.SetDefaultWarningHandler(rest.NewWarningWriter(os.Stderr, rest.WarningWriterOptions{Deduplicate: true}))
 	root := &cobra.Command{
 		Use:   "scaleproof",
 		Short: "Load-test and conformance harness for worker autoscalers (Ramen-style step policy, upstream HPA/KEDA)",
@@ -60,6 +65,10 @@ service up while it does.
   scaleproof run --profile published   the published load test's settings (scheduler 20 s, cooldowns 30/120 s)
   scaleproof run --platform external --console-url URL --edge-url URL --keys FILE
                                        an autoscaler that is not ours, through the same API
+  scaleproof run --platform kind --target hpa
+                                       the cluster's own HPA on a worker Deployment (CPU)
+  scaleproof run --platform kind --target keda --workload queue
+                                       KEDA on the query scheduler's queue (Grafana's post)
   scaleproof selftest                  plant each known bug in the reference system and show which fact catches it
   scaleproof up                        the reference system on 127.0.0.1 until Ctrl-C (URLs, keys)
   scaleproof report RESULTS...         the published table from results files
