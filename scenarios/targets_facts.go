@@ -119,3 +119,33 @@ func firstAbove(samples []targetSample, t time.Time) (targetSample, bool) {
 	}
 	return targetSample{}, false
 }
+
+// upTolerance is the HPA's default tolerance: a ratio of metric to target
+// within 1 ± 0.1 asks for no change (kube-controller-manager
+// --horizontal-pod-autoscaler-tolerance).
+const upTolerance = 0.1
+
+// metricOver is the first reading at or after t whose metric, as the
+// autoscaler itself read it (the HPA's status.currentMetrics), is above its
+// target by more than upTolerance: the moment a scale-up is asked for,
+// which the contracts count their bound from. ok is false when no reading
+// shows a metric and its target (the console shows none).
+func metricOver(samples []targetSample, t time.Time) (targetSample, bool) {
+	for _, x := range samples {
+		if !x.At.Before(t) && x.HasMetric && x.MetricTarget > 0 && x.Metric > x.MetricTarget*(1+upTolerance) {
+			return x, true
+		}
+	}
+	return targetSample{}, false
+}
+
+// scaleUpFrom is when a scale-up's bound starts: the first reading of the
+// metric above its target at or after t when the target shows one, no
+// later than up (the reading that saw the count rise), else t itself. what
+// says which, for the fact's detail.
+func scaleUpFrom(samples []targetSample, t time.Time, up targetSample) (time.Time, string) {
+	if m, ok := metricOver(samples, t); ok && !m.At.After(up.At) {
+		return m.At, fmt.Sprintf("the autoscaler read its metric above its target (%.4g > %.4g)", m.Metric, m.MetricTarget)
+	}
+	return t, ""
+}

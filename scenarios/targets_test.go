@@ -236,3 +236,35 @@ func TestEngineLoad(t *testing.T) {
 		t.Errorf("err %v done %v", l.Err(), l.Done())
 	}
 }
+
+// TestScaleUpFrom: the scale-up bound counts from the first reading of the
+// metric above its target by more than the tolerance, when the target
+// shows one no later than the rise; otherwise from the given time.
+func TestScaleUpFrom(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(s int, m, tg float64, count int) targetSample {
+		return targetSample{State: target.State{At: t0.Add(time.Duration(s) * time.Second), Count: count, Min: 1, Metric: m, MetricTarget: tg, HasMetric: tg > 0}}
+	}
+	for _, c := range []struct {
+		name    string
+		samples []targetSample
+		up      int
+		want    int
+	}{
+		{"no metric: from the load's start", []targetSample{at(0, 0, 0, 1), at(5, 0, 0, 1), at(9, 0, 0, 2)}, 9, 0},
+		{"within the tolerance is not over", []targetSample{at(0, 105, 100, 1), at(12, 160, 100, 1), at(20, 160, 100, 3)}, 20, 12},
+		{"metric read late: from that reading", []targetSample{at(0, 0, 100, 1), at(30, 300, 100, 1), at(40, 300, 100, 4)}, 40, 30},
+		{"metric over only after the rise: from the start", []targetSample{at(0, 0, 4, 1), at(10, 0, 4, 2), at(15, 9, 4, 2)}, 10, 0},
+	} {
+		var up targetSample
+		for _, x := range c.samples {
+			if x.At.Equal(t0.Add(time.Duration(c.up) * time.Second)) {
+				up = x
+			}
+		}
+		got, _ := scaleUpFrom(c.samples, t0, up)
+		if want := t0.Add(time.Duration(c.want) * time.Second); !got.Equal(want) {
+			t.Errorf("%s: from %s, want %s", c.name, got.Sub(t0), want.Sub(t0))
+		}
+	}
+}

@@ -120,7 +120,7 @@ func (t *hpaTarget) State(ctx context.Context) (State, error) {
 	}
 	r := readHPA(h)
 	return State{At: at, Count: count, Ready: ready, Desired: r.desired, Min: r.min, Max: r.max,
-		Metric: r.metric, HasMetric: r.hasMetric}, nil
+		Metric: r.metric, HasMetric: r.hasMetric, MetricTarget: r.metricTarget}, nil
 }
 
 // SetBounds merge-patches the HPA's spec.minReplicas and maxReplicas in

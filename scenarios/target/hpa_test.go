@@ -85,7 +85,7 @@ func TestCurrentMetric(t *testing.T) {
 		{"type without its block", []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType}}, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, has := currentMetric(c.ms)
+			got, _, has := currentMetric(c.ms)
 			if got != c.want || has != c.has {
 				t.Errorf("currentMetric = %v %v, want %v %v", got, has, c.want, c.has)
 			}
@@ -374,5 +374,37 @@ func TestDrainTime(t *testing.T) {
 				t.Errorf("drainTime = %s %v, want %s %v", got, ok, c.want, c.ok)
 			}
 		})
+	}
+}
+
+// TestReadHPAMetricTarget: the metric read comes with the spec's target
+// for it, in the same unit (percent of the request for CPU; averageValue
+// for an external metric).
+func TestReadHPAMetricTarget(t *testing.T) {
+	util := int32(100)
+	cur := int32(150)
+	avg := resource.MustParse("4")
+	curAvg := resource.MustParse("7")
+	for _, c := range []struct {
+		name       string
+		h          *autoscalingv2.HorizontalPodAutoscaler
+		metric, tg float64
+	}{
+		{"cpu", &autoscalingv2.HorizontalPodAutoscaler{
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 6, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType,
+				Resource: &autoscalingv2.ResourceMetricSource{Name: "cpu", Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: &util}}}}},
+			Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ResourceMetricSourceType,
+				Resource: &autoscalingv2.ResourceMetricStatus{Name: "cpu", Current: autoscalingv2.MetricValueStatus{AverageUtilization: &cur}}}}}}, 150, 100},
+		{"external", &autoscalingv2.HorizontalPodAutoscaler{
+			Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 8, Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ExternalMetricSourceType,
+				External: &autoscalingv2.ExternalMetricSource{Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: &avg}}}}},
+			Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentMetrics: []autoscalingv2.MetricStatus{{Type: autoscalingv2.ExternalMetricSourceType,
+				External: &autoscalingv2.ExternalMetricStatus{Current: autoscalingv2.MetricValueStatus{AverageValue: &curAvg}}}}}}, 7, 4},
+		{"no status yet", &autoscalingv2.HorizontalPodAutoscaler{Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 6}}, 0, 0},
+	} {
+		r := readHPA(c.h)
+		if r.metric != c.metric || r.metricTarget != c.tg {
+			t.Errorf("%s: metric %v target %v, want %v %v", c.name, r.metric, r.metricTarget, c.metric, c.tg)
+		}
 	}
 }

@@ -256,7 +256,7 @@ func (t *kedaTarget) State(ctx context.Context) (State, error) {
 		return State{}, fmt.Errorf("read hpa %s/%s: %w", t.ns, t.hpa, err)
 	default:
 		r := readHPA(h)
-		st.Desired, st.Metric, st.HasMetric = r.desired, r.metric, r.hasMetric
+		st.Desired, st.Metric, st.HasMetric, st.MetricTarget = r.desired, r.metric, r.hasMetric, r.metricTarget
 	}
 	return st, nil
 }

@@ -115,6 +115,7 @@ type hpaReading struct {
 	desired, min, max int
 	metric            float64
 	hasMetric         bool
+	metricTarget      float64 // the spec's target of the metric read, 0 when unknown
 }
 
 func readHPA(h *autoscalingv2.HorizontalPodAutoscaler) hpaReading {
@@ -122,8 +123,58 @@ func readHPA(h *autoscalingv2.HorizontalPodAutoscaler) hpaReading {
 	if h.Spec.MinReplicas != nil {
 		r.min = int(*h.Spec.MinReplicas)
 	}
-	r.metric, r.hasMetric = currentMetric(h.Status.CurrentMetrics)
+	var typ autoscalingv2.MetricSourceType
+	r.metric, typ, r.hasMetric = currentMetric(h.Status.CurrentMetrics)
+	if r.hasMetric {
+		r.metricTarget = metricTarget(h.Spec.Metrics, typ)
+	}
 	return r
+}
+
+// metricTarget is the target the spec sets for the first metric of type
+// typ, in the unit currentMetric reads (averageUtilization in percent, else
+// averageValue, else value); 0 when the spec names none.
+func metricTarget(ms []autoscalingv2.MetricSpec, typ autoscalingv2.MetricSourceType) float64 {
+	for _, m := range ms {
+		if m.Type != typ {
+			continue
+		}
+		var t *autoscalingv2.MetricTarget
+		switch typ {
+		case autoscalingv2.ResourceMetricSourceType:
+			if m.Resource != nil {
+				t = &m.Resource.Target
+			}
+		case autoscalingv2.ContainerResourceMetricSourceType:
+			if m.ContainerResource != nil {
+				t = &m.ContainerResource.Target
+			}
+		case autoscalingv2.PodsMetricSourceType:
+			if m.Pods != nil {
+				t = &m.Pods.Target
+			}
+		case autoscalingv2.ObjectMetricSourceType:
+			if m.Object != nil {
+				t = &m.Object.Target
+			}
+		case autoscalingv2.ExternalMetricSourceType:
+			if m.External != nil {
+				t = &m.External.Target
+			}
+		}
+		if t == nil {
+			continue
+		}
+		switch {
+		case t.AverageUtilization != nil:
+			return float64(*t.AverageUtilization)
+		case t.AverageValue != nil:
+			return t.AverageValue.AsApproximateFloat64()
+		case t.Value != nil:
+			return t.Value.AsApproximateFloat64()
+		}
+	}
+	return 0
 }
 
 // currentMetric is the first of an HPA's status.currentMetrics that has a
@@ -132,7 +183,7 @@ func readHPA(h *autoscalingv2.HorizontalPodAutoscaler) hpaReading {
 // Object or External metric's averageValue or else its value. Quantities
 // are read as float64 in their base unit (cores for cpu, bytes for memory,
 // the metric's own unit otherwise).
-func currentMetric(ms []autoscalingv2.MetricStatus) (float64, bool) {
+func currentMetric(ms []autoscalingv2.MetricStatus) (float64, autoscalingv2.MetricSourceType, bool) {
 	for _, m := range ms {
 		var cur *autoscalingv2.MetricValueStatus
 		switch m.Type {
@@ -162,14 +213,14 @@ func currentMetric(ms []autoscalingv2.MetricStatus) (float64, bool) {
 		}
 		switch {
 		case cur.AverageUtilization != nil:
-			return float64(*cur.AverageUtilization), true
+			return float64(*cur.AverageUtilization), m.Type, true
 		case cur.AverageValue != nil:
-			return cur.AverageValue.AsApproximateFloat64(), true
+			return cur.AverageValue.AsApproximateFloat64(), m.Type, true
 		case cur.Value != nil:
-			return cur.Value.AsApproximateFloat64(), true
+			return cur.Value.AsApproximateFloat64(), m.Type, true
 		}
 	}
-	return 0, false
+	return 0, "", false
 }
 
 // listEvents lists the namespace's Events about one object (a field

@@ -83,6 +83,11 @@ type State struct {
 	// HasMetric is false when the target shows none.
 	Metric    float64 `json:"metric,omitempty"`
 	HasMetric bool    `json:"has_metric,omitempty"`
+	// MetricTarget is the autoscaler's target for Metric, in its unit
+	// (the HPA's spec.metrics target: averageUtilization, averageValue or
+	// value); 0 when unknown. Metric above it (by more than the tolerance)
+	// is what asks for a scale-up.
+	MetricTarget float64 `json:"metric_target,omitempty"`
 }
 
 // Outcome is how a change asked in a role's name was answered.
