@@ -23,6 +23,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/platform/external"
 	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 type runOpts struct {
@@ -99,7 +100,11 @@ HorizontalPodAutoscaler on a Deployment, keda a KEDA ScaledObject (and the HPA
 it makes), on --platform kind (deployed for the run; --workload worker or
 queue: the query scheduler and its pulling queriers) or --platform kubeconfig
 (deployed, or adopted as it is with --namespace, --deployment and --hpa or
---scaled-object). They run the target scenarios instead of the five:
+--scaled-object). They run the target scenarios instead of the five. The
+console runs them too, on any platform, when --scenarios names them (or
+--scenarios targets for all five): on a zone the run makes (max 3), its load
+through the edge, judged on the console's own contracts, so the same facts are
+shown on all three targets. Target and console scenarios run in separate runs.
   target-roles        a viewer is refused (403, nothing changes); a count set by
                       hand is kept or put back, as the target's contract says;
                       the trail names the actor
@@ -164,6 +169,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
   scaleproof run --platform kind --keep
+  scaleproof run --scenarios targets
   scaleproof run --platform kind --target hpa
   scaleproof run --platform kind --target keda --workload queue
   scaleproof run --platform kubeconfig --target hpa --namespace shop --deployment api --hpa api
@@ -179,7 +185,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches) external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
-	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; the target scenarios target-* by name, or targets for all of them)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
 	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
 	f.StringVar(&o.group, "group", "scaleproof", "the group whose zones the scenarios create")
@@ -245,23 +251,44 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	if o.targetSpec, err = resolveTarget(o.platform, o.kube.namespace, o.tgt); err != nil {
 		return withCode(exitUsage, err)
 	}
-	var tr *targetRun // the target scenarios (--target hpa or keda), instead of the console's
+	var tr *targetRun // the target scenarios (--target hpa or keda, or --scenarios target-*), instead of the console's
 	var list []scenarios.Scenario
 	prof := scenarios.Quick()
+	tkind := target.Console
 	if o.targetSpec != nil {
+		tkind = target.Kind(o.targetSpec.Kind)
+	}
+	onTarget, tnames, err := targetScenarioNames(tkind, o.scenarios)
+	if err != nil {
+		return withCode(exitUsage, err)
+	}
+	if onTarget {
+		with := "with --target hpa or keda"
+		if o.targetSpec == nil {
+			with = "with the target scenarios"
+		}
 		switch {
 		case o.canary:
-			return withCode(exitUsage, errors.New("--canary runs beside the reference console's workers, not with --target hpa or keda"))
+			return withCode(exitUsage, fmt.Errorf("--canary runs beside the reference console's workers in its own scenarios, not %s", with))
 		case o.loadShards > 1:
 			return withCode(exitUsage, errors.New("--load-shards is for the console's scenarios; the target scenarios run their load in this process"))
-		case o.policy != "" && o.policy != scenarios.PolicyStep:
+		case o.policy != "" && o.policy != scenarios.PolicyStep && o.targetSpec != nil:
 			return withCode(exitUsage, errors.New("--policy sets the reference console's policy; with --target the cluster's autoscaler decides"))
+		case o.policy != "" && o.policy != scenarios.PolicyStep:
+			return withCode(exitUsage, errors.New("--policy hpa: the target scenarios judge the console on its step policy's contracts; run --policy hpa with the console's own scenarios"))
 		}
-		o.targetKind = o.targetSpec.Kind
-		if tr, err = newTargetRun(o.profile, o.scenarios); err != nil {
+		if tr, err = newTargetRun(o.profile, tnames); err != nil {
 			return withCode(exitUsage, err)
 		}
-		prof.Name = tr.prof.Name
+		if o.targetSpec != nil {
+			o.targetKind = o.targetSpec.Kind
+			prof.Name = tr.prof.Name
+		} else { // the console: its platform runs the console profile of the same name
+			if prof, err = scenarios.ProfileByName(o.profile); err != nil {
+				return withCode(exitUsage, err)
+			}
+			tr.console = &prof
+		}
 	} else {
 		if prof, err = scenarios.ProfileByName(o.profile); err != nil {
 			return withCode(exitUsage, err)
@@ -401,7 +428,12 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		log.Error("platform up failed", "err", upErr)
 	} else if tr != nil {
-		say("platform up in %.1f s: target %s (%s workload)", time.Since(upStart).Seconds(), o.targetSpec.Kind, o.targetSpec.Workload)
+		if o.targetSpec != nil {
+			say("platform up in %.1f s: target %s (%s workload)", time.Since(upStart).Seconds(), o.targetSpec.Kind, o.targetSpec.Workload)
+		} else {
+			ep = o.endpoints(ep)
+			say("platform up in %.1f s: target console %s, edge %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL)
+		}
 		verdicts = tr.run(ctx, pf, ep, w, log.With("part", "scenarios"), prog.update, say)
 		prog.done()
 		steps.addVerdicts(verdicts, names)

@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
@@ -24,7 +30,7 @@ type targetOpts struct {
 }
 
 func addTargetFlags(f *pflag.FlagSet, o *targetOpts) {
-	f.StringVar(&o.target, "target", string(target.Console), "the autoscaler judged: console (the reference console, the five scenarios), hpa (the cluster's HorizontalPodAutoscaler on a Deployment) or keda (a KEDA ScaledObject and the HPA it makes); hpa and keda run the target scenarios on --platform kind or kubeconfig")
+	f.StringVar(&o.target, "target", string(target.Console), "the autoscaler judged: console (the reference console: the five scenarios, or the target scenarios with --scenarios targets), hpa (the cluster's HorizontalPodAutoscaler on a Deployment) or keda (a KEDA ScaledObject and the HPA it makes); hpa and keda run the target scenarios on --platform kind or kubeconfig")
 	f.StringVar(&o.workload, "workload", "worker", "with --target hpa or keda: the scale target deployed, worker (the reference worker Deployment) or queue (a query scheduler and its pulling queriers; the queriers scale)")
 	f.StringVar(&o.deployment, "deployment", "", "kubeconfig with --target: adopt this Deployment (in --namespace) as the scale target, judged as it is; nothing is deployed")
 	f.StringVar(&o.hpa, "hpa", "", "kubeconfig with --target hpa: the HorizontalPodAutoscaler of --deployment to judge (with keda: the HPA KEDA made, default keda-hpa-<scaled object>)")
@@ -101,10 +107,51 @@ func resolveTarget(platformName, namespace string, t targetOpts) (*platform.Targ
 	return spec, nil
 }
 
-// targetRun is a run's target part: its scenarios and profile.
+// targetsKeyword is --scenarios targets: every target scenario.
+const targetsKeyword = "targets"
+
+// targetScenarioNames reads --scenarios for a run on target kind: whether
+// the target scenarios run (always for hpa and keda; for the console when
+// names has a target-* name or targetsKeyword), and their names with the
+// keyword expanded (nil: all). Target and console scenarios in one run are
+// a usage error, as are the console's own scenarios with hpa or keda.
+func targetScenarioNames(kind target.Kind, names []string) (bool, []string, error) {
+	var tnames, cnames []string
+	for _, n := range names {
+		switch {
+		case n == targetsKeyword:
+			for _, s := range scenarios.TargetScenarios() {
+				tnames = append(tnames, s.Name)
+			}
+		case strings.HasPrefix(n, "target-"):
+			tnames = append(tnames, n)
+		default:
+			cnames = append(cnames, n)
+		}
+	}
+	switch {
+	case kind != target.Console && len(cnames) > 0:
+		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, ..., or %s for all); %s are the reference console's own",
+			strings.Join(cnames, ","), kind, targetsKeyword, strings.Join(cnames, ", "))
+	case len(tnames) > 0 && len(cnames) > 0:
+		return false, nil, fmt.Errorf("--scenarios %s: the target scenarios (%s) and the console's own scenarios (%s) run in separate runs",
+			strings.Join(names, ","), strings.Join(tnames, ", "), strings.Join(cnames, ", "))
+	}
+	return kind != target.Console || len(tnames) > 0, tnames, nil
+}
+
+// targetRun is a run's target part: its scenarios and profile, and for the
+// console the console's profile the zone it makes is judged under.
 type targetRun struct {
 	list []scenarios.TargetScenario
 	prof scenarios.TargetProfile
+	// console is set when the target is the reference console (--target
+	// console with the target scenarios): the run's console profile (the
+	// scheduler interval it turns on, the zone's max, the cooldowns when
+	// the console does not show its own).
+	console *scenarios.Profile
+	// zone is the console zone the run made ("" for hpa and keda).
+	zone string
 }
 
 func newTargetRun(profile string, names []string) (*targetRun, error) {
@@ -127,9 +174,9 @@ func (r *targetRun) names() []string {
 	return out
 }
 
-// run builds the Target the platform described and runs the target
-// scenarios on it; a target that cannot be built fails every scenario
-// with the reason.
+// run builds the Target (the console's zone, or the one the platform
+// described) and runs the target scenarios on it; a target that cannot be
+// built fails every scenario with the reason.
 func (r *targetRun) run(ctx context.Context, pf platform.Platform, ep platform.Endpoints, w *reports.Writer, log *slog.Logger,
 	progress func(scenarios.Status), say func(string, ...any)) []reports.Verdict {
 	fail := func(err error) []reports.Verdict {
@@ -141,15 +188,27 @@ func (r *targetRun) run(ctx context.Context, pf platform.Platform, ep platform.E
 		}
 		return out
 	}
-	if ep.Target == nil {
-		return fail(errors.New("the platform came up without a scale target (no Endpoints.Target)"))
+	prof := r.prof
+	var t target.Target
+	ref := ep.Target
+	if r.console != nil {
+		var s target.ConsoleSettings
+		var err error
+		if t, ref, s, err = r.consoleTarget(ctx, ep, say); err != nil {
+			return fail(err)
+		}
+		prof = consoleTargetProfile(prof, s)
+	} else {
+		if ref == nil {
+			return fail(errors.New("the platform came up without a scale target (no Endpoints.Target)"))
+		}
+		var err error
+		if t, err = targetFromRef(ctx, ref); err != nil {
+			return fail(fmt.Errorf("target %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Deployment, err))
+		}
 	}
-	t, err := targetFromRef(ctx, ep.Target)
-	if err != nil {
-		return fail(fmt.Errorf("target %s %s/%s: %w", ep.Target.Kind, ep.Target.Namespace, ep.Target.Deployment, err))
-	}
-	say("target %s: load to %s/mcp", t.Name(), ep.Target.LoadURL)
-	env := scenarios.NewTargetEnv(t, ep.Target, r.prof, w, log)
+	say("target %s: load to %s/mcp", t.Name(), ref.LoadURL)
+	env := scenarios.NewTargetEnv(t, ref, prof, w, log)
 	env.Progress = progress
 	if f, ok := pf.(platform.Faulter); ok {
 		env.Faults = f
@@ -157,9 +216,105 @@ func (r *targetRun) run(ctx context.Context, pf platform.Platform, ep platform.E
 	return env.Run(ctx, r.list)
 }
 
+// consoleTarget makes the zone the target scenarios judge on the console
+// of ep: it turns the auto-rebalance scheduler on at the console profile's
+// interval (as the console's own scenarios do), creates zone targets-<4
+// hex digits> of ep.Group with count 1 and the profile's max, reads the
+// step policy's settings from GET /api/v1/config/autoscale (the profile's
+// when the console does not show them), and waits (at most 30 s + twice
+// the boot delay) until its first worker is ready and answers a call
+// through the edge. The ref addresses the zone's workers for the fault
+// actions as namespace = the group, deployment = the zone, and sends the
+// load to {EdgeURL}/g/{group}/z/{zone}.
+func (r *targetRun) consoleTarget(ctx context.Context, ep platform.Endpoints, say func(string, ...any)) (target.Target, *platform.TargetRef, target.ConsoleSettings, error) {
+	cp := *r.console
+	c := consoleclient.New(ep.ConsoleURL, 10*time.Second)
+	super, admin := ep.Keys.SuperAdmin.Key, ep.Keys.GroupAdmin.Key
+	var no target.ConsoleSettings
+	st, err := c.SetAutorebalance(ctx, super, consoleclient.Autorebalance{Enabled: true, IntervalSeconds: cp.SchedulerInterval.Seconds()})
+	if err != nil || st != http.StatusOK {
+		return nil, nil, no, fmt.Errorf("turning on auto-rebalance every %s: HTTP %d %v", cp.SchedulerInterval, st, err)
+	}
+	b := make([]byte, 2)
+	_, _ = rand.Read(b)
+	r.zone = "targets-" + hex.EncodeToString(b)
+	one, maxCount := 1, cp.Max
+	if st, err := c.PutZone(ctx, admin, ep.Group, r.zone, consoleclient.Update{Count: &one, MaxCount: &maxCount}); err != nil || st != http.StatusOK {
+		return nil, nil, no, fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", ep.Group, r.zone, maxCount, st, err)
+	}
+	s := target.ConsoleSettings{UpCooldown: cp.UpCooldown, DownCooldown: cp.DownCooldown, Interval: cp.SchedulerInterval, LowRounds: 3, Max: maxCount}
+	source := "the profile " + cp.Name
+	if ac, st, err := c.GetAutoscaleConfig(ctx, super); err == nil && st == http.StatusOK && ac.LowRounds > 0 {
+		s, source = target.ConsoleSettingsFrom(ac, maxCount), "GET /api/v1/config/autoscale"
+		if s.Interval <= 0 {
+			s.Interval = cp.SchedulerInterval
+		}
+	} else {
+		source += fmt.Sprintf(" (GET /api/v1/config/autoscale: HTTP %d %v)", st, err)
+	}
+	say("console zone %s/%s, max %d: scheduler every %s, cooldowns up %s / down %s, %d low rounds (from %s)",
+		ep.Group, r.zone, maxCount, s.Interval, s.UpCooldown, s.DownCooldown, s.LowRounds, source)
+	t := target.NewConsoleWith(c, ep.Keys, ep.Group, r.zone, s)
+	ref := &platform.TargetRef{Kind: string(target.Console), Workload: "worker", Namespace: ep.Group, Deployment: r.zone,
+		LoadURL: strings.TrimRight(ep.EdgeURL, "/") + "/g/" + ep.Group + "/z/" + r.zone}
+	if err := waitZoneServed(ctx, t, ref.LoadURL+"/mcp", 30*time.Second+2*cp.BootDelay); err != nil {
+		return nil, nil, no, fmt.Errorf("zone %s/%s: %w", ep.Group, r.zone, err)
+	}
+	return t, ref, s, nil
+}
+
+// waitZoneServed polls, every 250 ms for at most timeout, until the zone
+// has a ready worker and a tools/call through the edge to mcpURL answers.
+func waitZoneServed(ctx context.Context, t target.Target, mcpURL string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	call := load.MCPToolCall(&http.Client{Timeout: 5 * time.Second}, mcpURL, "work", map[string]any{"ms": 0}, nil)
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	last := "no reading yet"
+	for i := int64(0); i < int64(timeout/(250*time.Millisecond))+2; i++ {
+		st, err := t.State(ctx)
+		switch {
+		case err != nil:
+			last = err.Error()
+		case st.Ready < 1:
+			last = fmt.Sprintf("count %d, ready %d", st.Count, st.Ready)
+		default:
+			res := call(ctx, 0, i)
+			if res.Class == load.ClassOK {
+				return nil
+			}
+			last = fmt.Sprintf("a call through the edge: %s %d %s", res.Class, res.Status, res.Err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no ready worker answering through the edge within %s: %s", timeout, last)
+		case <-tick.C:
+		}
+	}
+	return fmt.Errorf("no ready worker answering through the edge within %s: %s", timeout, last)
+}
+
+// consoleTargetProfile fits the target profile to the console's settings:
+// the console keeps a count set by hand for its down cooldown and then
+// steps down from it (FactCountSet), so target-roles watches the kept
+// count for at most the down cooldown less two sample intervals (a reading
+// and the round that may follow the cooldown's end), never longer than the
+// profile's CountHold.
+func consoleTargetProfile(p scenarios.TargetProfile, s target.ConsoleSettings) scenarios.TargetProfile {
+	if hold := s.DownCooldown - 2*p.SampleInterval; hold > 0 && hold < p.CountHold {
+		p.CountHold = hold
+	}
+	return p
+}
+
 // settings are the target run's settings for the results file.
 func (r *targetRun) settings(spec *platform.TargetSpec) map[string]string {
 	s := r.prof.Settings()
+	if spec == nil { // the console
+		s["target"], s["workload"] = string(target.Console), "worker"
+		return s
+	}
 	s["target"], s["workload"] = spec.Kind, spec.Workload
 	if a := spec.Adopt; a != nil {
 		s["adopted"] = a.Namespace + "/" + a.Deployment

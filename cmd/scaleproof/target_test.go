@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -75,6 +78,13 @@ func TestRunTargetUsage(t *testing.T) {
 		{"--platform", "kind", "--target", "keda", "--policy", "hpa"},
 		{"--platform", "kubeconfig", "--target", "hpa", "--deployment", "d"},
 		{"--workload", "queue"},
+		{"--scenarios", "target-roles,sustained"},             // the console: target and console scenarios mixed
+		{"--scenarios", "targets", "--profile", "selftest"},   // no selftest target profile
+		{"--scenarios", "targets", "--canary"},                // the console's own scenarios only
+		{"--scenarios", "target-roles", "--policy", "hpa"},    // judged on the step policy's contracts
+		{"--scenarios", "target-roles", "--load-shards", "2"}, // the load runs in this process
+		{"--scenarios", "target-nope"},                        // unknown target scenario
+		{"--platform", "kind", "--target", "hpa", "--scenarios", "targets,burst"},
 	} {
 		if _, code := execute(t, newRunCmd(), append(args, "--quiet")...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
@@ -84,9 +94,66 @@ func TestRunTargetUsage(t *testing.T) {
 		}
 	}
 	long := newRunCmd().Long
-	for _, w := range []string{"--target", "contract", "n/a", "target-spike", "docs/targets.md", "--scaled-object"} {
+	for _, w := range []string{"--target", "contract", "n/a", "target-spike", "docs/targets.md", "--scaled-object", "--scenarios targets"} {
 		if !strings.Contains(long, w) {
 			t.Errorf("run --help does not mention %q", w)
+		}
+	}
+}
+
+// TestTargetScenarioNames: --scenarios on each target: hpa and keda always
+// run the target scenarios and refuse the console's; the console runs them
+// when one is named (or "targets", all five), and never both kinds at once.
+func TestTargetScenarioNames(t *testing.T) {
+	all := []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike", "target-outage"}
+	for _, tc := range []struct {
+		name  string
+		kind  target.Kind
+		in    []string
+		on    bool
+		names []string
+		want  string // "" ok; else part of the error
+	}{
+		{name: "console default", kind: target.Console},
+		{name: "console's own", kind: target.Console, in: []string{"sustained", "contract"}},
+		{name: "console targets", kind: target.Console, in: []string{"targets"}, on: true, names: all},
+		{name: "console two by name", kind: target.Console, in: []string{"target-max-lowered", "target-roles"}, on: true,
+			names: []string{"target-max-lowered", "target-roles"}},
+		{name: "console mixed", kind: target.Console, in: []string{"target-roles", "burst"}, want: "run in separate runs"},
+		{name: "hpa default", kind: target.HPA, on: true},
+		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
+		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},
+		{name: "keda mixed", kind: target.KEDA, in: []string{"target-spike", "max-1"}, want: "max-1 are the reference console's own"},
+	} {
+		on, names, err := targetScenarioNames(tc.kind, tc.in)
+		switch {
+		case tc.want != "":
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case on != tc.on || strings.Join(names, ",") != strings.Join(tc.names, ","):
+			t.Errorf("%s: %v %v, want %v %v", tc.name, on, names, tc.on, tc.names)
+		}
+	}
+}
+
+// TestConsoleTargetProfile: the console keeps a count set by hand for its
+// down cooldown only, so target-roles watches it at most the down cooldown
+// less two samples, and never longer than the profile says.
+func TestConsoleTargetProfile(t *testing.T) {
+	for _, tc := range []struct {
+		down, hold, want time.Duration
+	}{
+		{12 * time.Second, 20 * time.Second, 10 * time.Second},  // quick on local
+		{120 * time.Second, 60 * time.Second, 60 * time.Second}, // published
+		{time.Second, 20 * time.Second, 20 * time.Second},       // no room: left as it is
+	} {
+		p := scenarios.TargetQuick()
+		p.CountHold = tc.hold
+		if got := consoleTargetProfile(p, target.ConsoleSettings{DownCooldown: tc.down}).CountHold; got != tc.want {
+			t.Errorf("down cooldown %s, hold %s: %s, want %s", tc.down, tc.hold, got, tc.want)
 		}
 	}
 }
@@ -119,13 +186,25 @@ func TestTargetRunFailures(t *testing.T) {
 		{platform.Endpoints{Target: &platform.TargetRef{Kind: "hpa", Namespace: "n", Deployment: "d"}}, "target hpa n/d: no such HPA"},
 	} {
 		vs := tr.run(context.Background(), nil, tc.ep, w, nil, func(scenarios.Status) {}, say)
-		if len(vs) != len(scenarios.TargetScenarios()) {
-			t.Fatalf("%d verdicts", len(vs))
-		}
-		for _, v := range vs {
-			if v.Passed || !strings.Contains(v.Error, tc.want) {
-				t.Errorf("%+v, want an error with %q", v, tc.want)
-			}
+		checkAllFailed(t, vs, tc.want)
+	}
+	// The console: a console that is not there fails every scenario too.
+	quick := scenarios.Quick()
+	tr.console = &quick
+	away := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) }))
+	defer away.Close()
+	vs := tr.run(context.Background(), nil, platform.Endpoints{ConsoleURL: away.URL}, w, nil, func(scenarios.Status) {}, say)
+	checkAllFailed(t, vs, "turning on auto-rebalance every 2s: HTTP 503")
+}
+
+func checkAllFailed(t *testing.T, vs []reports.Verdict, want string) {
+	t.Helper()
+	if len(vs) != len(scenarios.TargetScenarios()) {
+		t.Fatalf("%d verdicts", len(vs))
+	}
+	for _, v := range vs {
+		if v.Passed || !strings.Contains(v.Error, want) {
+			t.Errorf("%+v, want an error with %q", v, want)
 		}
 	}
 }

@@ -212,6 +212,13 @@ func AuditChanges(es []consoleclient.AuditEntry) []Change {
 	return out
 }
 
+// auditSlack is what FactTrail allows between an audit entry's time and
+// the readings around the change it records: the console stamps the entry
+// with the decision's time, before it sets the scale target (a call to the
+// fleet or the Kubernetes scale subresource), and a reading is timed when
+// its GET is sent, so either can lead the other by one API call.
+const auditSlack = time.Second
+
 func consoleContracts(s ConsoleSettings) Contracts {
 	up, down, iv := secs(s.UpCooldown), secs(s.DownCooldown), secs(s.Interval)
 	bounds := ramenDoc + `, "The bounds"`
@@ -244,11 +251,15 @@ func consoleContracts(s ConsoleSettings) Contracts {
 		FactAdminAllowed: {Applies: true,
 			Text:   "a group admin of the group sets the max (PUT …/workers {\"max_count\": N})",
 			Source: bounds},
-		FactCountSet: {Applies: true, Bound: min(s.UpCooldown, s.DownCooldown),
-			Text:   fmt.Sprintf("kept: the console owns the count and steps from it, no step up within the up cooldown (%s) and no step down within the down cooldown (%s) of the change", up, down),
+		// Kept, so no Bound (a Bound would mean "put back within it"): a
+		// count set by hand is the last change, so the cooldowns run from
+		// it and the low rounds start again; without load it stays as set
+		// for at least the down cooldown, then steps down from there.
+		FactCountSet: {Applies: true,
+			Text:   fmt.Sprintf("kept: the console owns the count and steps from it, no step up within the up cooldown (%s) and no step down within the down cooldown (%s) of the change; without load the count stays as set for at least the down cooldown", up, down),
 			Source: decides + "; " + audit + ": workers.count a manual count"},
-		FactTrail: {Applies: true,
-			Text:   "every change of the count has exactly one audit entry (workers.autoscale from: to: reason:, workers.count from: to:), written with the change",
+		FactTrail: {Applies: true, Bound: auditSlack,
+			Text:   fmt.Sprintf("every change of the count has exactly one audit entry (workers.autoscale from: to: reason:, workers.count from: to:), written with the change; its time is the decision's, taken just before the scale target is set, so within %s of the readings around the change", secs(auditSlack)),
 			Source: audit},
 		FactTrailActor: {Applies: true,
 			Text:   "every audit entry names the actor that caused it (the key for a forced change, the scheduler for autoscale)",

@@ -167,13 +167,13 @@ func TestConsoleContracts(t *testing.T) {
 		text   map[Fact]string
 	}{
 		{"the notes' defaults", ConsoleSettings{},
-			map[Fact]time.Duration{FactScalesUp: 90 * time.Second, FactLoweredMax: 0, FactCountSet: 30 * time.Second,
+			map[Fact]time.Duration{FactScalesUp: 90 * time.Second, FactLoweredMax: 0, FactCountSet: 0, FactTrail: time.Second,
 				FactNoEarlyScaleDown: 120 * time.Second, FactBackToMin: 180 * time.Second},
 			map[Fact]string{FactCountSet: "kept", FactBackToMin: "for one step", FactLoweredMax: "in the request"}},
 		{"the selftest profile's clock, max 3",
 			ConsoleSettingsFrom(consoleclient.AutoscaleConfig{UpCooldownSeconds: 4, DownCooldownSeconds: 6, LowRounds: 3, IntervalSeconds: 1}, 3),
 			// a step: max(6 + 1, 3 × 1) = 7 s; 2 steps from 3.
-			map[Fact]time.Duration{FactScalesUp: 5 * time.Second, FactCountSet: 4 * time.Second, FactNoEarlyScaleDown: 2 * time.Second, FactBackToMin: 14 * time.Second},
+			map[Fact]time.Duration{FactScalesUp: 5 * time.Second, FactCountSet: 0, FactNoEarlyScaleDown: 2 * time.Second, FactBackToMin: 14 * time.Second},
 			map[Fact]string{FactBackToMin: "2 steps from the max 3"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
