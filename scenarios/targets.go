@@ -491,7 +491,13 @@ func (s *TargetScope) constantLoad(d time.Duration) load.Profile {
 // a scenario starts from rest.
 func (s *TargetScope) settle(ctx context.Context) error {
 	s.Phase("waiting for the count to settle at min")
-	_, err := s.waitFor(ctx, "the count to settle at min before the scenario", s.env.Profile.SettleTimeout,
+	// as long as the contract allows the count to come back to min (a
+	// trigger whose query looks back minutes holds it up that long)
+	wait := s.env.Profile.SettleTimeout
+	if c := s.contract(target.FactBackToMin); c.Applies {
+		wait = max(wait, c.Bound+backMargin(s.env.Profile))
+	}
+	_, err := s.waitFor(ctx, "the count to settle at min before the scenario", wait,
 		func(x targetSample) bool { return x.Count == x.Min })
 	return err
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/common/model"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -85,8 +86,9 @@ type scaledObject struct {
 			} `json:"horizontalPodAutoscalerConfig"`
 		} `json:"advanced"`
 		Triggers []struct {
-			Type             string `json:"type"`
-			UseCachedMetrics bool   `json:"useCachedMetrics"`
+			Type             string            `json:"type"`
+			UseCachedMetrics bool              `json:"useCachedMetrics"`
+			Metadata         map[string]string `json:"metadata"`
 		} `json:"triggers"`
 	} `json:"spec"`
 	Status struct {
@@ -425,6 +427,13 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 				secs(cool), secs(poll)),
 			Source: kedaDoc + ", cooldownPeriod, pollingInterval"}
 	}
+	if lb, q := s.lookback(); lb > 0 {
+		if k := c[FactBackToMin]; k.Applies {
+			k.Bound += lb
+			k.Text += fmt.Sprintf("; counted from when the trigger's signal falls: its query looks back %s (%s), so it holds the load's peak that long after the load ends", secs(lb), q)
+			c[FactBackToMin] = k
+		}
+	}
 	c[FactOutageHolds] = kedaOutage(s, max)
 	if s.paused() {
 		why := "the ScaledObject is paused (annotation autoscaling.keda.sh/paused or paused-replicas): KEDA does not scale it"
@@ -465,3 +474,27 @@ func max1(n int) int { return max(n, 1) }
 
 func maxDur(a, b time.Duration) time.Duration { return max(a, b) }
 func minDur(a, b time.Duration) time.Duration { return min(a, b) }
+
+// rangeSelector is a PromQL range selector ([2m], [30s], [1h]).
+var rangeSelector = regexp.MustCompile(`\[([0-9]+[smhdwy])(:[0-9]*[smhdwy]?)?\]`)
+
+// lookback is the longest range selector in the ScaledObject's prometheus
+// triggers' queries (the post's max_over_time(...[2m]) holds a peak for 2
+// minutes after it passed) and that query; 0 when none has one.
+func (s scaledObject) lookback() (time.Duration, string) {
+	var best time.Duration
+	var query string
+	for _, tr := range s.Spec.Triggers {
+		if tr.Type != "prometheus" {
+			continue
+		}
+		q := tr.Metadata["query"]
+		for _, m := range rangeSelector.FindAllStringSubmatch(q, -1) {
+			d, err := model.ParseDuration(m[1])
+			if err == nil && time.Duration(d) > best {
+				best, query = time.Duration(d), q
+			}
+		}
+	}
+	return best, query
+}

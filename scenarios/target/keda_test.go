@@ -350,3 +350,28 @@ func TestScaledObjectHPAName(t *testing.T) {
 		})
 	}
 }
+
+// TestKEDALookback: the longest range selector of the prometheus
+// triggers' queries (the post's max_over_time(...[2m])) is how long the
+// signal holds a peak; other triggers and subqueries' steps are not it.
+func TestKEDALookback(t *testing.T) {
+	for _, c := range []struct {
+		typ, query string
+		want       time.Duration
+	}{
+		{"prometheus", `sum(max_over_time(loki_query_scheduler_inflight_requests{namespace="n",quantile="0.75"}[2m]))`, 2 * time.Minute},
+		{"prometheus", `sum(rate(x[30s])) + max_over_time(y[5m:1m])`, 5 * time.Minute},
+		{"prometheus", `sum(scaleproof_worker_inflight{namespace="n"})`, 0},
+		{"cron", `[10m]`, 0},
+	} {
+		var s scaledObject
+		s.Spec.Triggers = append(s.Spec.Triggers, struct {
+			Type             string            `json:"type"`
+			UseCachedMetrics bool              `json:"useCachedMetrics"`
+			Metadata         map[string]string `json:"metadata"`
+		}{Type: c.typ, Metadata: map[string]string{"query": c.query}})
+		if got, _ := s.lookback(); got != c.want {
+			t.Errorf("%s %q: lookback %s, want %s", c.typ, c.query, got, c.want)
+		}
+	}
+}
