@@ -23,6 +23,7 @@ type htmlScenario struct {
 	Warning                              string // a flagged imbalance (Imbalance.Warning)
 	Charts                               []htmlChart
 	Facts, Events, Readyz                htmlTable
+	Timeline                             htmlTable // a target scenario's samples
 }
 
 type htmlRun struct {
@@ -103,10 +104,10 @@ func buildHTML(runs []*Results, o Options) (htmlPage, error) {
 					hs.Note = "Skipped: " + v.Verdict.Skipped
 				}
 				hs.Warning = v.Verdict.Imbalance.Warning()
-				hs.Facts.Header = []string{"Result", "Fact", "Detail"}
-				for _, f := range v.Verdict.Facts {
-					hs.Facts.Rows = append(hs.Facts.Rows, []string{passFail(f.Passed), f.Name, f.Detail})
-				}
+				hs.Facts.Header, hs.Facts.Rows = factTable(v.Verdict.Facts)
+			}
+			if len(v.Timeline) > 0 {
+				hs.Timeline = htmlTable{Header: timelineHeader, Rows: timelineRows(v.Timeline, timelineEvery(v.Timeline))}
 			}
 			charts, err := ScenarioCharts(v, maxInflight)
 			if err != nil {
@@ -137,7 +138,7 @@ var htmlTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 			return "pass"
 		case "FAIL":
 			return "fail"
-		case "NO VERDICT", "SKIP", "STOP":
+		case "NO VERDICT", "SKIP", "STOP", "n/a":
 			return "none"
 		}
 		return ""
@@ -215,6 +216,11 @@ footer { margin-top: 3em; font-size: .8em; color: #777; }
 <table class="events">
 <thead><tr>{{range .Events.Header}}<th>{{.}}</th>{{end}}</tr></thead>
 <tbody>{{range .Events.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
+</table></details>{{end}}
+{{if .Timeline.Rows}}<details><summary>Timeline (seconds from the scenario's start)</summary>
+<table class="timeline">
+<thead><tr>{{range .Timeline.Header}}<th>{{.}}</th>{{end}}</tr></thead>
+<tbody>{{range .Timeline.Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody>
 </table></details>{{end}}
 {{if .Readyz.Rows}}<details open><summary>Console /readyz failures</summary>
 <table class="readyz">

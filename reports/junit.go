@@ -134,10 +134,17 @@ func BuildJUnit(runs []*Results) JUnitSuites {
 			}
 			for _, f := range v.Verdict.Facts {
 				fc := JUnitCase{Name: v.Name + " / " + f.Name, Classname: cls, Time: junitSecs(0), SystemOut: f.Detail}
-				if v.Verdict.Skipped != "" {
+				if f.Contract != "" {
+					fc.SystemOut = "contract: " + f.Contract + "\n" + f.Detail
+				}
+				switch {
+				case f.NotApplicable != "":
+					// Not promised by the target: not judged, never a pass.
+					fc.Skipped = &JUnitProblem{Message: oneLine("not applicable: " + f.NotApplicable), Type: "not-applicable"}
+				case v.Verdict.Skipped != "":
 					// A skipped scenario judged nothing: its facts are no passes.
 					fc.Skipped = &JUnitProblem{Message: "the scenario was skipped", Type: "skipped"}
-				} else if !f.Passed {
+				case !f.Passed:
 					fc.Failure = &JUnitProblem{Message: oneLine(f.Name + ": " + f.Detail), Type: "fact", Body: f.Detail}
 				}
 				suite.add(fc)
@@ -164,8 +171,8 @@ func BuildJUnit(runs []*Results) JUnitSuites {
 func failedFacts(v *Verdict) string {
 	var b strings.Builder
 	for _, f := range v.Facts {
-		if !f.Passed {
-			fmt.Fprintf(&b, "%s: %s\n", f.Name, f.Detail)
+		if f.Failed() {
+			fmt.Fprintf(&b, "%s: %s%s\n", f.Name, f.Detail, contractNote(f))
 		}
 	}
 	return b.String()

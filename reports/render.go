@@ -226,13 +226,14 @@ func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {
 				if warn := v.Verdict.Imbalance.Warning(); warn != "" {
 					ew.printf("Warning: %s\n\n", mdCell(warn))
 				}
-				var rows [][]string
-				for _, f := range v.Verdict.Facts {
-					rows = append(rows, []string{passFail(f.Passed), f.Name, f.Detail})
-				}
+				header, rows := factTable(v.Verdict.Facts)
 				if len(rows) > 0 {
-					ew.do(func(w io.Writer) error { return writeMarkdownTable(w, []string{"Result", "Fact", "Detail"}, rows) })
+					ew.do(func(w io.Writer) error { return writeMarkdownTable(w, header, rows) })
 				}
+			}
+			if len(v.Timeline) > 0 {
+				ew.printf("\nTimeline (every %s; seconds from the scenario's start):\n\n", timelineEveryNote(v.Timeline))
+				ew.do(func(w io.Writer) error { return WriteTimeline(w, v.Timeline, timelineEvery(v.Timeline), true) })
 			}
 			if len(v.Events) > 0 {
 				ew.printf("\nScale events (seconds from the scenario's start):\n\n")
@@ -375,6 +376,8 @@ type JSONScenario struct {
 	Facts          []Fact          `json:"facts"`
 	ScaleEvents    []ScaleEvent    `json:"scale_events"`
 	ReadyzFailures []ReadyzFailure `json:"readyz_failures"`
+	// Timeline is a target scenario's samples (absent for the console's).
+	Timeline []TimelinePoint `json:"timeline,omitempty"`
 }
 
 // JSONPublished is the published table and our ratios to it.
@@ -399,7 +402,7 @@ func BuildJSON(runs []*Results, o Options) JSONReport {
 		}
 		for _, v := range res.Views() {
 			js := JSONScenario{Name: v.Name, Title: v.Title, Status: v.Status(), DurationS: v.DurationS(),
-				UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1, Facts: []Fact{}, ScaleEvents: v.Events, ReadyzFailures: v.Readyz}
+				UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1, Facts: []Fact{}, ScaleEvents: v.Events, ReadyzFailures: v.Readyz, Timeline: v.Timeline}
 			if x := v.Verdict; x != nil {
 				js.Passed, js.UpToMaxS, js.ReadyMaxS, js.BackTo1S = x.Passed, orNever(x.UpToMaxS), orNever(x.ReadyMaxS), orNever(x.BackTo1S)
 				js.PeakCount, js.Calls, js.Pct429, js.P95ms, js.Error = x.PeakCount, x.Calls, x.Calls.Pct429(), x.P95ms, x.Error

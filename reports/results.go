@@ -17,6 +17,7 @@
 //	scale        ScaleEvent: a change of count with its decision, ready and served times
 //	readyz       ReadyzFailure: one console /readyz poll that was not 200
 //	verdict      Verdict: a scenario's outcome and its checked facts (with a canary, its share of calls)
+//	timeline     TimelinePoint: one sample of a target scenario (in-flight, count, ready, desired, metric), every sample
 //	summary      Row: the Ramen 0.7.5 table row of the run
 //	end          End: the run ended (absent when it was killed)
 //
@@ -53,6 +54,7 @@ const (
 	KindSummary   = "summary"     // the table row: Row
 	KindEnd       = "end"         // last line: End
 	KindSampleRaw = "zone_sample" // a raw zone sample
+	KindTimeline  = "timeline"    // one sample of a target scenario: TimelinePoint
 )
 
 // RunMeta describes a run.
@@ -180,6 +182,65 @@ type Fact struct {
 	Name   string `json:"name"`
 	Passed bool   `json:"passed"`
 	Detail string `json:"detail"`
+	// Contract is the promise the fact was judged on, in the target's own
+	// terms ("a lowered max applies within one HPA sync period (15 s)"),
+	// shown beside the fact; "" for the console scenarios, whose rules are
+	// Ramen 0.7.5's.
+	Contract string `json:"contract,omitempty"`
+	// NotApplicable, when set, is why the target does not promise the
+	// fact: the fact was not judged, neither passes nor fails (Passed is
+	// false, Failed is false) and never makes a verdict fail; reports show
+	// it as "n/a" with this reason.
+	NotApplicable string `json:"not_applicable,omitempty"`
+}
+
+// Failed reports a fact that was judged and did not hold (a fact that is
+// not applicable never failed).
+func (f Fact) Failed() bool { return !f.Passed && f.NotApplicable == "" }
+
+// Result is the fact's outcome as the reports show it: "PASS", "FAIL" or
+// "n/a".
+func (f Fact) Result() string {
+	switch {
+	case f.NotApplicable != "":
+		return "n/a"
+	case f.Passed:
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// FactsPass is a verdict's outcome from its facts: true when at least one
+// fact was judged and passed and none failed. Facts that are not applicable
+// count neither way, so a verdict of only those does not pass (the caller
+// reports it skipped: nothing was judged).
+func FactsPass(facts []Fact) bool {
+	passed := 0
+	for _, f := range facts {
+		if f.Failed() {
+			return false
+		}
+		if f.Passed && f.NotApplicable == "" {
+			passed++
+		}
+	}
+	return passed > 0
+}
+
+// CountFacts counts facts by outcome: judged and passed, failed, and not
+// applicable.
+func CountFacts(facts []Fact) (passed, failed, na int) {
+	for _, f := range facts {
+		switch {
+		case f.NotApplicable != "":
+			na++
+		case f.Passed:
+			passed++
+		default:
+			failed++
+		}
+	}
+	return passed, failed, na
 }
 
 // Verdict is a scenario's outcome.
@@ -337,8 +398,10 @@ type Results struct {
 	ReadyzFailures []ReadyzFailure
 	Verdicts       []Verdict
 	Loads          []LoadSummary // "load" records (scaleproof load)
-	Summary        *Row
-	End            *End
+	// Timeline is the "timeline" records: the target scenarios' samples.
+	Timeline []TimelinePoint
+	Summary  *Row
+	End      *End
 	// Incomplete is true when the file has no end record (the run was
 	// killed) or its last line was cut; IncompleteReason says which.
 	Incomplete       bool
@@ -437,6 +500,8 @@ func (res *Results) add(rec record) error {
 		return appendRecord(rec.Data, &res.Verdicts)
 	case KindLoad:
 		return appendRecord(rec.Data, &res.Loads)
+	case KindTimeline:
+		return appendRecord(rec.Data, &res.Timeline)
 	case KindSummary:
 		var r Row
 		if err := json.Unmarshal(rec.Data, &r); err != nil {

@@ -245,9 +245,61 @@ func WriteVerdicts(w io.Writer, vs []Verdict) {
 			fmt.Fprintf(w, "      warning: %s\n", warn)
 		}
 		for _, f := range v.Facts {
-			if !f.Passed {
-				fmt.Fprintf(w, "      failed: %s: %s\n", f.Name, f.Detail)
+			switch {
+			case f.NotApplicable != "":
+				fmt.Fprintf(w, "      n/a: %s: %s\n", f.Name, f.NotApplicable)
+			case !f.Passed:
+				fmt.Fprintf(w, "      failed: %s: %s%s\n", f.Name, f.Detail, contractNote(f))
 			}
 		}
 	}
+}
+
+// contractNote is " (contract: TEXT)" for a fact judged on a target's
+// contract, "" for the console's facts.
+func contractNote(f Fact) string {
+	if f.Contract == "" {
+		return ""
+	}
+	return " (contract: " + f.Contract + ")"
+}
+
+// TargetRow is one line of a target run's table (--target hpa or keda):
+// the scenario, its verdict and its facts by outcome.
+type TargetRow struct {
+	Scenario             string
+	Verdict              string // PASS, FAIL, SKIP, STOP
+	Passed, Failed, NotA int
+}
+
+// TargetRows builds a target run's table from its verdicts.
+func TargetRows(vs []Verdict) []TargetRow {
+	out := make([]TargetRow, 0, len(vs))
+	for _, v := range vs {
+		r := TargetRow{Scenario: v.Scenario, Verdict: ScenarioView{Verdict: &v}.Status()}
+		r.Passed, r.Failed, r.NotA = CountFacts(v.Facts)
+		out = append(out, r)
+	}
+	return out
+}
+
+var targetHeader = []string{"Scenario", "Verdict", "Facts passed", "n/a"}
+
+func (r TargetRow) cells() []string {
+	return []string{r.Scenario, r.Verdict, fmt.Sprintf("%d of %d", r.Passed, r.Passed+r.Failed), strconv.Itoa(r.NotA)}
+}
+
+// WriteTargetTable writes a target run's table: one row per scenario with
+// its verdict, the facts that passed of those judged, and the facts that
+// are not applicable to the target (Markdown when markdown, else aligned
+// text).
+func WriteTargetTable(w io.Writer, vs []Verdict, markdown bool) error {
+	var rows [][]string
+	for _, r := range TargetRows(vs) {
+		rows = append(rows, r.cells())
+	}
+	if markdown {
+		return writeMarkdownTable(w, targetHeader, rows)
+	}
+	return writeTextTable(w, targetHeader, rows)
 }

@@ -23,6 +23,8 @@ type ScenarioView struct {
 	Readyz []ReadyzFailure
 	// LoadModel is ModelClosed or ModelOpen (Results.LoadModel).
 	LoadModel string
+	// Timeline is a target scenario's samples ("timeline" records).
+	Timeline []TimelinePoint
 }
 
 // Status is "PASS", "FAIL", "STOP" when the run was stopped (Ctrl-C) while
@@ -91,6 +93,10 @@ func (res *Results) Views() []ScenarioView {
 	for _, e := range res.Events {
 		v := get(e.Scenario)
 		v.Events = append(v.Events, e)
+	}
+	for _, p := range res.Timeline {
+		v := get(p.Scenario)
+		v.Timeline = append(v.Timeline, p)
 	}
 	for i := range out {
 		sort.SliceStable(out[i].Seconds, func(a, b int) bool { return out[i].Seconds[a].T < out[i].Seconds[b].T })
@@ -173,4 +179,33 @@ func (res *Results) settingInt(name string) (int, bool) {
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil
+}
+
+// factTable is the facts of a verdict as a table: Result, Fact, Detail, with
+// a Contract column after Fact when any fact carries a contract or is not
+// applicable (a not-applicable fact's Detail is its reason). Without either
+// the table is what it always was.
+func factTable(facts []Fact) (header []string, rows [][]string) {
+	withContract := false
+	for _, f := range facts {
+		if f.Contract != "" || f.NotApplicable != "" {
+			withContract = true
+		}
+	}
+	header = []string{"Result", "Fact", "Detail"}
+	if withContract {
+		header = []string{"Result", "Fact", "Contract", "Detail"}
+	}
+	for _, f := range facts {
+		detail := f.Detail
+		if f.NotApplicable != "" {
+			detail = "not applicable: " + f.NotApplicable
+		}
+		row := []string{f.Result(), f.Name, detail}
+		if withContract {
+			row = []string{f.Result(), f.Name, f.Contract, detail}
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
 }

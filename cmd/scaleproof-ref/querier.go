@@ -20,6 +20,7 @@ import (
 type querierFlags struct {
 	listen, schedulerURL, id string
 	workers, workMS          int
+	cpuPerCall               int
 	drain                    time.Duration
 }
 
@@ -33,7 +34,9 @@ queue with --workers workers (default 6, as each querier in Grafana's post on
 autoscaling Loki queries with KEDA): it never runs more calls at once, the rest
 wait in the scheduler's queue and count in its in-flight requests. Each call is
 the reference worker's work tool {"ms": N}: it holds the call N ms (default
---work-ms, at most 60000) and answers "worked N ms on ID".
+--work-ms, at most 60000) and answers "worked N ms on ID". With --cpu-per-call M
+a running call also burns about M millicores, so that CPU use follows the busy
+workers (for a HorizontalPodAutoscaler on the CPU resource metric).
 
 If the querier dies while running calls, the scheduler re-queues them once.
 On SIGTERM it stops pulling, finishes and answers the calls it runs (up to
@@ -56,6 +59,7 @@ Its own port (--listen) serves GET /readyz (200 while connected to the scheduler
 	f.StringVar(&o.id, "id", "", "querier name in the scheduler's per-querier calls, answers and logs (default hostname-pid)")
 	f.IntVar(&o.workers, "workers", querier.DefaultWorkers, "workers pulling calls: the most calls this querier runs at once")
 	f.IntVar(&o.workMS, "work-ms", int(worker.DefaultWork.Milliseconds()), "milliseconds a work call lasts when it names no ms (0..60000)")
+	f.IntVar(&o.cpuPerCall, "cpu-per-call", 0, "CPU cost of a work call in millicores (0..1000): while a call is held it spins for that share of each 10 ms and sleeps the rest, so this pod's CPU use follows its busy workers and the HPA's CPU resource metric sees the load (n calls at m use about n*m millicores); 0 = the call only sleeps")
 	f.DurationVar(&o.drain, "drain", 40*time.Second, "on SIGTERM, the running calls finish for up to this")
 	return cmd
 }
@@ -70,6 +74,9 @@ func (o *querierFlags) check() error {
 	}
 	if o.workMS < 0 || o.workMS > int(worker.MaxWork.Milliseconds()) {
 		errs = append(errs, fmt.Errorf("--work-ms %d: want 0..%d", o.workMS, worker.MaxWork.Milliseconds()))
+	}
+	if o.cpuPerCall < 0 || o.cpuPerCall > worker.MaxCPUPerCall {
+		errs = append(errs, fmt.Errorf("--cpu-per-call %d: want 0..%d millicores", o.cpuPerCall, worker.MaxCPUPerCall))
 	}
 	if o.id != "" && !versionRE.MatchString(o.id) {
 		errs = append(errs, fmt.Errorf("--id %q: want 1 to 63 letters, digits, '.', '_' or '-'", o.id))
@@ -92,7 +99,7 @@ func runQuerier(ctx context.Context, o querierFlags) error {
 	if o.workMS == 0 {
 		work = time.Nanosecond // --work-ms 0 means calls return at once, not the package default
 	}
-	q, err := querier.New(querier.Config{Scheduler: o.schedulerURL, ID: o.id, Workers: o.workers, Work: work, Logger: log})
+	q, err := querier.New(querier.Config{Scheduler: o.schedulerURL, ID: o.id, Workers: o.workers, Work: work, CPUPerCall: o.cpuPerCall, Logger: log})
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -102,7 +109,7 @@ func runQuerier(ctx context.Context, o querierFlags) error {
 	}
 	log = log.With("querier", q.ID())
 	log.Info("querier starting", "listen", ln.Addr().String(), "scheduler", o.schedulerURL, "workers", q.Workers(),
-		"work_ms", o.workMS, "drain", o.drain.String(), "threshold_per_querier", scheduler.PostThreshold)
+		"work_ms", o.workMS, "cpu_per_call_millicores", q.CPUPerCall(), "drain", o.drain.String(), "threshold_per_querier", scheduler.PostThreshold)
 	// Run's context is the hard stop: it ends only when the drain overruns.
 	rctx, hardStop := context.WithCancel(context.Background())
 	defer hardStop()

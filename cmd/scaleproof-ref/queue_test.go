@@ -25,6 +25,8 @@ func TestQueueFlags(t *testing.T) {
 		{"querier scheduler not a URL", []string{"querier", "--scheduler", "scaleproof-scheduler:8080"}, "--scheduler"},
 		{"querier no workers", []string{"querier", "--scheduler", "http://127.0.0.1:1", "--workers", "0"}, "--workers 0"},
 		{"querier bad work", []string{"querier", "--scheduler", "http://127.0.0.1:1", "--work-ms", "-1"}, "--work-ms"},
+		{"querier negative cpu", []string{"querier", "--scheduler", "http://127.0.0.1:1", "--cpu-per-call", "-1"}, "--cpu-per-call -1"},
+		{"querier cpu over a core", []string{"querier", "--scheduler", "http://127.0.0.1:1", "--cpu-per-call", "1001"}, "want 0..1000 millicores"},
 		{"querier bad id", []string{"querier", "--scheduler", "http://127.0.0.1:1", "--id", "a b"}, "--id"},
 		{"querier argument", []string{"querier", "extra"}, "no arguments"},
 		{"scheduler empty queue", []string{"scheduler", "--max-queue", "0"}, "--max-queue 0"},

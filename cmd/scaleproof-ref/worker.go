@@ -25,6 +25,7 @@ type workerFlags struct {
 	version          string
 	maxInflight      int
 	workMS           int
+	cpuPerCall       int
 	drain, bootDelay time.Duration
 	drainDelay       time.Duration
 	fault            string
@@ -39,6 +40,9 @@ func newWorkerCmd() *cobra.Command {
 		Long: `worker serves MCP (streamable HTTP, stateless, JSON responses) on POST /mcp with
 one tool, "work" {"ms": N}, that holds the call N ms (default --work-ms, at most
 60000) and answers "worked N ms on ID". A bare tools/call with no initialize works.
+With --cpu-per-call M each held call also burns about M millicores (a duty
+cycle of spin and sleep), so that CPU use follows in-flight calls: the signal
+of a HorizontalPodAutoscaler on the CPU resource metric.
 
 As Ramen 0.7.5's autoscaling notes have it ("How it decides"): each worker reports its in-flight calls, the in-flight
 limit it runs with (` + worker.EnvMaxInflight + `, default 32) and its total call count, on
@@ -71,6 +75,7 @@ Environment (used when --max-inflight is not given):
 	f.IntVar(&o.maxInflight, "max-inflight", worker.DefaultMaxInflight,
 		"in-flight limit: POST /mcp calls admitted at once, more get 429")
 	f.IntVar(&o.workMS, "work-ms", int(worker.DefaultWork.Milliseconds()), "milliseconds a work call lasts when it names no ms (0..60000)")
+	f.IntVar(&o.cpuPerCall, "cpu-per-call", 0, "CPU cost of a work call in millicores (0..1000): while a call is held it spins for that share of each 10 ms and sleeps the rest, so this pod's CPU use follows its in-flight calls and the HPA's CPU resource metric sees the load (n calls at m use about n*m millicores); 0 = the call only sleeps")
 	f.DurationVar(&o.drain, "drain", 40*time.Second, "on SIGTERM, /readyz turns 503 and in-flight calls finish for up to this")
 	f.DurationVar(&o.bootDelay, "boot-delay", 0, "/readyz answers 503 until this long after start (a slow-starting worker)")
 	f.DurationVar(&o.drainDelay, "drain-delay", 0,
@@ -94,6 +99,9 @@ func (o *workerFlags) resolve(cmd *cobra.Command) error {
 	}
 	if o.workMS < 0 || o.workMS > int(worker.MaxWork.Milliseconds()) {
 		errs = append(errs, fmt.Errorf("--work-ms %d: want 0..%d", o.workMS, worker.MaxWork.Milliseconds()))
+	}
+	if o.cpuPerCall < 0 || o.cpuPerCall > worker.MaxCPUPerCall {
+		errs = append(errs, fmt.Errorf("--cpu-per-call %d: want 0..%d millicores", o.cpuPerCall, worker.MaxCPUPerCall))
 	}
 	if o.drain <= 0 {
 		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
@@ -125,7 +133,7 @@ func runWorker(ctx context.Context, o workerFlags) error {
 		work = time.Nanosecond // --work-ms 0 means calls return at once, not the package default
 	}
 	w := worker.New(worker.Config{
-		ID: o.id, Version: o.version, MaxInflight: o.maxInflight, Work: work, BootDelay: o.bootDelay, Logger: log,
+		ID: o.id, Version: o.version, MaxInflight: o.maxInflight, Work: work, BootDelay: o.bootDelay, CPUPerCall: o.cpuPerCall, Logger: log,
 	})
 	ln, err := serve.Listen(o.listen)
 	if err != nil {
@@ -133,7 +141,7 @@ func runWorker(ctx context.Context, o workerFlags) error {
 	}
 	log = log.With("worker", w.ID())
 	log.Info("worker starting", "listen", ln.Addr().String(), "version", w.Version(), "max_inflight", w.Limit(),
-		"work_ms", o.workMS, "boot_delay", o.bootDelay.String(), "drain", o.drain.String(),
+		"work_ms", o.workMS, "cpu_per_call_millicores", w.CPUPerCall(), "boot_delay", o.bootDelay.String(), "drain", o.drain.String(),
 		"drain_delay", o.drainDelay.String(), "faults", o.faults.String())
 	sigCtx, stopSignals := context.WithCancel(ctx)
 	defer stopSignals()

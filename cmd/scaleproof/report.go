@@ -225,7 +225,7 @@ func (l *stepLog) addVerdicts(vs []reports.Verdict, names []string) {
 func failedFactNames(v reports.Verdict) string {
 	var s []string
 	for _, f := range v.Facts {
-		if !f.Passed {
+		if f.Failed() {
 			s = append(s, f.Name)
 		}
 	}

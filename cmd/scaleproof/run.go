@@ -43,13 +43,15 @@ type runOpts struct {
 	policyOpts            // --policy, --prometheus (policy.go)
 	kind         kindOpts // --keep, --kind-node-image, --kind-provider (kindplatform.go)
 	kube         kubeOpts
-	cloud        cloudOpts // --project, --location, --region, ..., --ttl (cloudplatform.go)
-	canary       bool      // --canary: a canary worker beside each zone's stable ones
-	loadShards   int       // --load-shards (loadshard.go)
-	runID        string    // --run-id (hidden; tests: names what a cloud run creates)
-	// targetKind is the scale target's kind ("hpa", "keda"; "" the
-	// console): the --target flag sets it. On kind it picks the add-ons
-	// installed before the deploy (kindplatform.go).
+	cloud        cloudOpts  // --project, --location, --region, ..., --ttl (cloudplatform.go)
+	canary       bool       // --canary: a canary worker beside each zone's stable ones
+	loadShards   int        // --load-shards (loadshard.go)
+	runID        string     // --run-id (hidden; tests: names what a cloud run creates)
+	tgt          targetOpts // --target, --workload, --deployment, --hpa, --scaled-object, --load-url (target.go)
+	// targetSpec is what a Kubernetes platform deploys or adopts for
+	// --target hpa or keda (nil: the console); targetKind is its kind
+	// ("" for the console), for the kind platform's image loading.
+	targetSpec *platform.TargetSpec
 	targetKind string
 }
 
@@ -90,6 +92,32 @@ platform's fault actions, offered by local, and are skipped where it has none):
   restart-cooldown     a console restarted mid-cooldown still honours it
   low-streak-reset     one busy round between idle ones: no step down until 3 new low rounds
   uneven-load          one worker busy (50-80 %), the mean under 50 %: no step up
+
+Targets (--target): console (the default) judges the reference console through
+its API with the scenarios above. hpa judges the cluster's own
+HorizontalPodAutoscaler on a Deployment, keda a KEDA ScaledObject (and the HPA
+it makes), on --platform kind (deployed for the run; --workload worker or
+queue: the query scheduler and its pulling queriers) or --platform kubeconfig
+(deployed, or adopted as it is with --namespace, --deployment and --hpa or
+--scaled-object). They run the target scenarios instead of the five:
+  target-roles        a viewer is refused (403, nothing changes); a count set by
+                      hand is kept or put back, as the target's contract says;
+                      the trail names the actor
+  target-sustained    a steady load: scales up within the bound, the count
+                      within min and max, every change in the trail
+  target-max-lowered  at 3 under load an admin lowers max to 2: applies
+                      within the bound; the admin may change the bounds
+  target-spike        the k6 stages of Grafana's post: up, within bounds, no
+                      scale-down inside the stabilization window, back to min;
+                      a timeline of in-flight, count, ready, desiredReplicas
+  target-outage       a frozen worker never scales in (where the platform can
+                      freeze one; else skipped)
+Each target declares a contract per fact: the promise in its own terms and
+its bound ("a lowered max applies within one HPA sync period" for hpa, "in the
+request" for the console). Verdicts show the contract beside each fact; a fact
+the target does not promise is "n/a" with the reason, never a pass, and never
+fails a run. The table then has one row per scenario: verdict, facts passed,
+n/a. Details: docs/targets.md.
 
 Profiles: quick (every time / 10, about 90 s for the five on local), published
 (scheduler 20 s, cooldowns 30/120 s, 45 s burst: the published load test's
@@ -136,6 +164,9 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
   scaleproof run --platform kind --keep
+  scaleproof run --platform kind --target hpa
+  scaleproof run --platform kind --target keda --workload queue
+  scaleproof run --platform kubeconfig --target hpa --namespace shop --deployment api --hpa api
   scaleproof run --platform kubeconfig --kubeconfig kind.kubeconfig --image scaleproof.local/scaleproof-ref:sha-0123456789ab \
       --node-host 127.0.0.1 --console-port 30081 --edge-port 30080
   scaleproof run --platform external --name GKE --console-url https://console.example \
@@ -173,6 +204,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	addCloudFlags(f, &o.cloud, true)
 	f.StringVar(&o.runID, "run-id", "", "the run id (default: the start time and 6 random hex digits); tests that need to know the names a cloud run gives")
 	_ = f.MarkHidden("run-id")
+	addTargetFlags(f, &o.tgt)
 	f.BoolVar(&o.canary, "canary", false, "local, kind, kubeconfig: run a canary worker (version canary) beside each zone's workers; it takes calls like any worker and counts as capacity, not in the count, and the results report its share of calls")
 	return c
 }
@@ -210,16 +242,40 @@ func findRefBin(explicit string) (string, error) {
 }
 
 func runRun(cmd *cobra.Command, o *runOpts) (err error) {
-	prof, err := scenarios.ProfileByName(o.profile)
-	if err != nil {
+	if o.targetSpec, err = resolveTarget(o.platform, o.kube.namespace, o.tgt); err != nil {
 		return withCode(exitUsage, err)
 	}
-	list, err := scenarios.Select(o.scenarios)
-	if err != nil {
-		return withCode(exitUsage, err)
+	var tr *targetRun // the target scenarios (--target hpa or keda), instead of the console's
+	var list []scenarios.Scenario
+	prof := scenarios.Quick()
+	if o.targetSpec != nil {
+		switch {
+		case o.canary:
+			return withCode(exitUsage, errors.New("--canary runs beside the reference console's workers, not with --target hpa or keda"))
+		case o.loadShards > 1:
+			return withCode(exitUsage, errors.New("--load-shards is for the console's scenarios; the target scenarios run their load in this process"))
+		case o.policy != "" && o.policy != scenarios.PolicyStep:
+			return withCode(exitUsage, errors.New("--policy sets the reference console's policy; with --target the cluster's autoscaler decides"))
+		}
+		o.targetKind = o.targetSpec.Kind
+		if tr, err = newTargetRun(o.profile, o.scenarios); err != nil {
+			return withCode(exitUsage, err)
+		}
+		prof.Name = tr.prof.Name
+	} else {
+		if prof, err = scenarios.ProfileByName(o.profile); err != nil {
+			return withCode(exitUsage, err)
+		}
+		if list, err = scenarios.Select(o.scenarios); err != nil {
+			return withCode(exitUsage, err)
+		}
+		if list, err = o.policyOpts.resolve(o.platform, o.scenarios, list); err != nil {
+			return withCode(exitUsage, err)
+		}
 	}
-	if list, err = o.policyOpts.resolve(o.platform, o.scenarios, list); err != nil {
-		return withCode(exitUsage, err)
+	names := scenarioNames(list)
+	if tr != nil {
+		names = tr.names()
 	}
 	runID := newRunID()
 	if o.runID != "" {
@@ -264,7 +320,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		pf = kp
 	case "kubeconfig":
-		if o.kube.image == "" {
+		if o.kube.image == "" && (o.targetSpec == nil || o.targetSpec.Adopt == nil) {
 			return withCode(exitUsage, errors.New("--platform kubeconfig needs --image: the exact scaleproof-ref image already loaded on the nodes (the kind platform builds and loads it for you)"))
 		}
 		ns := o.kube.namespace
@@ -274,7 +330,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
 			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
-			Canary: o.canary, Log: log.With("part", "platform")})
+			Canary: o.canary, Target: o.targetSpec, Log: log.With("part", "platform")})
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
@@ -308,8 +364,12 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	resultsPath := filepath.Join(dir, "results.jsonl")
+	settings, policy := o.settings(o.platform, prof), o.policy
+	if tr != nil {
+		settings, policy = tr.settings(o.targetSpec), ""
+	}
 	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
-		Platform: name, Profile: prof.Name, Policy: o.policy, Settings: o.settings(o.platform, prof), Started: time.Now()})
+		Platform: name, Profile: prof.Name, Policy: policy, Settings: settings, Started: time.Now()})
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -325,7 +385,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			fmt.Fprintf(stderr, format+"\n", args...)
 		}
 	}
-	say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, name, prof.Name, plural(len(list), "scenario"), dir)
+	say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, name, prof.Name, plural(len(names), "scenario"), dir)
 
 	steps := &stepLog{started: time.Now()}
 	upStart := time.Now()
@@ -340,6 +400,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			code = exitUsage
 		}
 		log.Error("platform up failed", "err", upErr)
+	} else if tr != nil {
+		say("platform up in %.1f s: target %s (%s workload)", time.Since(upStart).Seconds(), o.targetSpec.Kind, o.targetSpec.Workload)
+		verdicts = tr.run(ctx, pf, ep, w, log.With("part", "scenarios"), prog.update, say)
+		prog.done()
+		steps.addVerdicts(verdicts, names)
 	} else {
 		ep = o.endpoints(ep)
 		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
@@ -373,7 +438,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		if shots != nil {
 			shots.end(ctx)
 		}
-		steps.addVerdicts(verdicts, scenarioNames(list))
+		steps.addVerdicts(verdicts, names)
 	}
 
 	// Teardown always runs: logs first, then down (kubetest2 order).
@@ -404,7 +469,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	case <-interrupted:
 		code, reason = exitInterrupted, "interrupted"
 	default:
-		if code == exitOK && (!row.Passed || len(verdicts) < len(list)) {
+		if code == exitOK && (!row.Passed || len(verdicts) < len(names)) {
 			code, reason = exitFailed, "a scenario failed"
 		}
 		if code == exitOK && allSkipped(verdicts) {
@@ -426,7 +491,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	incomplete := ""
 	if code == exitInterrupted {
 		incomplete = fmt.Sprintf("INCOMPLETE: the run was interrupted; %d of %d scenarios judged, the figures are what was measured until then",
-			judged(verdicts), len(list))
+			judged(verdicts), len(names))
 	}
 	if mdf, err := os.Create(filepath.Join(dir, "table.md")); err == nil {
 		if incomplete != "" {
@@ -435,7 +500,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		if upErr != nil {
 			fmt.Fprintf(mdf, "**NOT RUN:** %s; no scenario ran.\n", reason)
 		} else {
-			_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+			if tr != nil {
+				_ = reports.WriteTargetTable(mdf, verdicts, true)
+			} else {
+				_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+			}
 			fmt.Fprint(mdf, "\n```text\n") // the verdict lines as they are, not merged into one paragraph
 			reports.WriteVerdicts(mdf, verdicts)
 			fmt.Fprint(mdf, "```\n")
@@ -462,7 +531,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			fmt.Fprintln(out, incomplete)
 		}
 		if upErr == nil { // a platform that did not come up has no table: the error says why
-			_ = reports.WriteTable(out, []reports.Row{row}, cols)
+			if tr != nil {
+				_ = reports.WriteTargetTable(out, verdicts, false)
+			} else {
+				_ = reports.WriteTable(out, []reports.Row{row}, cols)
+			}
 			fmt.Fprintln(out)
 			reports.WriteVerdicts(out, verdicts)
 		}

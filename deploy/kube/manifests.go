@@ -6,10 +6,13 @@ import "embed"
 // published settings of Ramen 0.7.5's autoscaling notes),
 // overlays/quick, overlays/published, components/canary (the console
 // runs a canary Deployment beside each zone's workers) and components/queue
-// (the queue workload: a query scheduler and the queriers pulling from it). Render it with
-// deploy/render, which sets the namespace and the image's exact tag.
+// (the queue workload: a query scheduler and the queriers pulling from it),
+// and targets/ (a scale target an autoscaler not ours scales: the worker or
+// the queue workload with the cluster's HPA or a KEDA ScaledObject, and the
+// admin and viewer roles). Render it with deploy/render, which sets the
+// namespace and the image's exact tag.
 //
-//go:embed base overlays components
+//go:embed base overlays components targets
 var Manifests embed.FS
 
 // Names of the objects the harness and the console look up.
@@ -27,4 +30,24 @@ const (
 	ConsoleNodePort    = 30081                  // the console Service's NodePort
 	SchedulerName      = "scaleproof-scheduler" // components/queue: the scheduler's Deployment and Service
 	QuerierName        = "scaleproof-querier"   // components/queue: the queriers' Deployment (the scale target)
+)
+
+// Names in targets/ (a target run: --target hpa|keda).
+const (
+	// TargetName names the worker workload's Deployment and Service, and
+	// the HorizontalPodAutoscaler or ScaledObject (whatever the workload).
+	TargetName = "scaleproof-target"
+	// TargetAdminName and TargetViewerName name the two roles'
+	// ServiceAccount, Role and RoleBinding.
+	TargetAdminName  = "scaleproof-target-admin"
+	TargetViewerName = "scaleproof-target-viewer"
+	// TargetNodePort is the load Service's NodePort: scaleproof-target,
+	// or scaleproof-scheduler for the queue workload.
+	TargetNodePort = 30082
+	// PrometheusNodePort is the run's Prometheus Service's NodePort (keda).
+	PrometheusNodePort = 30083
+	// PrometheusName is the run's Prometheus Deployment and Service (port 9090).
+	PrometheusName = "prometheus"
+	// PrometheusPort is its Service's port.
+	PrometheusPort = 9090
 )

@@ -5,8 +5,9 @@
 // it never runs more calls at once than it has workers; the rest wait in the
 // scheduler's queue, counted in its in-flight requests. Each call is served
 // by the reference worker's MCP handler (refstack/worker: the work tool
-// holds the call ms milliseconds) and the answer goes back through the
-// scheduler to the caller.
+// holds the call ms milliseconds, burning Config.CPUPerCall millicores
+// meanwhile when set) and the answer goes back through the scheduler to
+// the caller.
 //
 // A querier that goes away mid-call (killed, its connection cut) never
 // loses the call: the scheduler re-queues it once, at the front, when the

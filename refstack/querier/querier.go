@@ -56,7 +56,13 @@ type Config struct {
 	// Work is how long a work call lasts when it names no "ms"; 0 means worker.DefaultWork.
 	Work time.Duration
 	// Wait holds a work call for d (see worker.Config.Wait); nil means a timer.
+	// With CPUPerCall it is the sleep between the duty cycle's spins.
 	Wait func(ctx context.Context, d time.Duration) error
+	// CPUPerCall is a work call's CPU cost in millicores
+	// (0..worker.MaxCPUPerCall): while a call runs it burns about that
+	// much (worker.Burner's duty cycle), so the querier pod's CPU use
+	// follows its busy workers. 0 (default): calls only sleep.
+	CPUPerCall int
 	// Client talks to the scheduler; nil means a client of its own. It must
 	// not have a Timeout shorter than the scheduler's poll timeout.
 	Client *http.Client
@@ -96,6 +102,9 @@ func New(cfg Config) (*Querier, error) {
 	}
 	if cfg.Workers < 1 || cfg.Workers > MaxWorkers {
 		return nil, fmt.Errorf("querier: workers %d: want 1..%d", cfg.Workers, MaxWorkers)
+	}
+	if cfg.CPUPerCall < 0 || cfg.CPUPerCall > worker.MaxCPUPerCall {
+		return nil, fmt.Errorf("querier: cpu per call %d millicores: want 0..%d", cfg.CPUPerCall, worker.MaxCPUPerCall)
 	}
 	if cfg.ID == "" {
 		cfg.ID = worker.DefaultID()
@@ -148,6 +157,9 @@ func (q *Querier) wait(ctx context.Context, d time.Duration) error {
 		stop := context.AfterFunc(*p, cancel)
 		defer stop()
 	}
+	if q.cfg.CPUPerCall > 0 {
+		return worker.Burner{Millicores: q.cfg.CPUPerCall, Sleep: q.cfg.Wait}.Hold(ctx, d)
+	}
 	if q.cfg.Wait != nil {
 		return q.cfg.Wait(ctx, d)
 	}
@@ -169,6 +181,9 @@ func (q *Querier) Health() *serve.Health { return &q.health }
 
 // ID is the querier's name.
 func (q *Querier) ID() string { return q.cfg.ID }
+
+// CPUPerCall is the millicores a running call burns (0: it only sleeps).
+func (q *Querier) CPUPerCall() int { return q.cfg.CPUPerCall }
 
 // Workers is the number of workers.
 func (q *Querier) Workers() int { return q.cfg.Workers }

@@ -264,9 +264,42 @@ func TestNewBadConfig(t *testing.T) {
 		{querier.Config{Scheduler: "127.0.0.1:80"}, "want an http"},
 		{querier.Config{Scheduler: "http://127.0.0.1:1", Workers: -1}, "workers -1"},
 		{querier.Config{Scheduler: "http://127.0.0.1:1", Workers: querier.MaxWorkers + 1}, "want 1..1024"},
+		{querier.Config{Scheduler: "http://127.0.0.1:1", CPUPerCall: -1}, "cpu per call -1"},
+		{querier.Config{Scheduler: "http://127.0.0.1:1", CPUPerCall: 1001}, "want 0..1000"},
 	} {
 		if _, err := querier.New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%+v) = %v, want an error with %q", tc.cfg, err, tc.want)
 		}
+	}
+}
+
+// TestQuerierCPUPerCall: with a CPU cost a running call is held through
+// the duty cycle: the querier's Wait sleeps only the part of each 10 ms
+// slice not spun, never the call's whole duration, and the call still
+// lasts what the caller asked.
+func TestQuerierCPUPerCall(t *testing.T) {
+	s, base := startScheduler(t, scheduler.Config{})
+	g := newGate()
+	q, err := querier.New(querier.Config{Scheduler: base, ID: "qa", Workers: 1, Wait: g.wait, CPUPerCall: 500, Logger: quiet, Reconnect: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.CPUPerCall() != 500 {
+		t.Fatalf("CPUPerCall = %d", q.CPUPerCall())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = q.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitState(t, s, "the querier connected", func(st scheduler.Stats) bool { return st.Queriers == 1 })
+	replies := make(chan reply, 1)
+	go func() { replies <- callMCP(base, 1, 50) }()
+	if d := receive(t, g.started, "the first sleep"); d <= 0 || d > 5*time.Millisecond {
+		t.Fatalf("first sleep %s, want (0, 5 ms]: half of a 10 ms slice at 500 millicores", d)
+	}
+	close(g.release)
+	r := receive(t, replies, "the answer")
+	if r.status != 200 || !strings.Contains(r.body, "worked 50 ms on qa") {
+		t.Fatalf("answer %d %s", r.status, r.body)
 	}
 }

@@ -1,6 +1,9 @@
 // Package worker is the reference system's worker: an MCP server (official
 // go-sdk, stateless, JSON responses) with one tool, "work", that holds a call
-// for a given number of milliseconds, behind an in-flight limit.
+// for a given number of milliseconds, behind an in-flight limit. A call
+// may also cost CPU while it is held (Config.CPUPerCall, Burner: a duty
+// cycle of spin and sleep), so that the pod's CPU use follows its in-flight
+// calls for an autoscaler on the HPA's CPU resource metric.
 //
 // It mirrors the worker of Ramen 0.7.5's autoscaling notes ("Ramen scales the workers, not the
 // cloud"): each worker reports its in-flight calls, the in-flight limit it

@@ -62,7 +62,14 @@ type Config struct {
 	Now func() time.Time
 	// Wait holds a work call for d. It must return early with ctx.Err() when
 	// ctx ends. Nil means a timer. Tests replace it to hold calls on a channel.
+	// With CPUPerCall it is the sleep between the duty cycle's spins.
 	Wait func(ctx context.Context, d time.Duration) error
+	// CPUPerCall is a work call's CPU cost in millicores (0..MaxCPUPerCall,
+	// clamped): while a call is held it spins for CPUPerCall/1000 of each
+	// BurnSlice and sleeps the rest (Burner), so the pod's CPU use follows
+	// its in-flight calls, the HPA's CPU resource metric. 0 (default): the
+	// call only sleeps.
+	CPUPerCall int
 	// Logger receives the worker's log lines; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -73,6 +80,7 @@ type Worker struct {
 	version string
 	limit   int
 	work    time.Duration
+	cpu     int // millicores a held call burns
 	readyAt time.Time
 	now     func() time.Time
 	wait    func(ctx context.Context, d time.Duration) error
@@ -120,6 +128,10 @@ func New(cfg Config) *Worker {
 	if w.wait == nil {
 		w.wait = sleep
 	}
+	w.cpu = min(max(cfg.CPUPerCall, 0), MaxCPUPerCall)
+	if w.cpu > 0 {
+		w.wait = Burner{Millicores: w.cpu, Now: w.now, Sleep: w.wait}.Hold
+	}
 	if w.log == nil {
 		w.log = slog.Default()
 	}
@@ -162,6 +174,9 @@ func (w *Worker) ID() string { return w.id }
 
 // Version returns the worker's version (Config.Version).
 func (w *Worker) Version() string { return w.version }
+
+// CPUPerCall is the millicores a held work call burns (0: it only sleeps).
+func (w *Worker) CPUPerCall() int { return w.cpu }
 
 // Limit is the in-flight limit.
 func (w *Worker) Limit() int { return w.limit }

@@ -77,6 +77,14 @@ type Config struct {
 	// (30083, keda only).
 	Target                             *platform.TargetSpec
 	TargetHostPort, PrometheusHostPort int
+	// PrometheusImage is the exact reference of the Prometheus image on the
+	// nodes (scaleproof.local/prometheus:TAG): a keda target run deploys
+	// it in the namespace (its trigger's metrics). Unused otherwise.
+	PrometheusImage string
+	// Artifacts is the folder a target run writes its three kubeconfig
+	// files into (mode 0600: TargetRef.Kubeconfig, AdminKubeconfig,
+	// ViewerKubeconfig). Required with Target.
+	Artifacts string
 	// RolloutTimeout bounds the wait for the console and edge rollouts
 	// (0: 3 minutes).
 	RolloutTimeout time.Duration
@@ -122,13 +130,18 @@ func New(cfg Config) (*Platform, error) {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	var errs []error
+	if cfg.Target != nil && cfg.Target.Adopt != nil && cfg.Target.Adopt.Namespace != "" {
+		cfg.Namespace = cfg.Target.Adopt.Namespace // the adopted target's namespace: never created nor deleted
+	}
 	if errs2 := validation.IsDNS1123Label(cfg.Namespace); len(errs2) > 0 {
 		errs = append(errs, fmt.Errorf("namespace %q: %s", cfg.Namespace, strings.Join(errs2, "; ")))
 	}
-	if cfg.Group == "" {
+	if cfg.Target != nil {
+		errs = append(errs, checkTarget(cfg)...)
+	} else if cfg.Group == "" {
 		errs = append(errs, errors.New("no group"))
 	}
-	if cfg.NodeHost != "" {
+	if cfg.NodeHost != "" && cfg.Target == nil {
 		ip := net.ParseIP(cfg.NodeHost)
 		if ip == nil || !ip.IsLoopback() {
 			errs = append(errs, fmt.Errorf("node host %q: want a loopback address (127.0.0.0/8): load goes to loopback only", cfg.NodeHost))
@@ -139,8 +152,10 @@ func New(cfg Config) (*Platform, error) {
 			}
 		}
 	}
-	if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary, Cloud: cfg.Cloud}); err != nil {
-		errs = append(errs, err)
+	if cfg.Target == nil {
+		if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary, Cloud: cfg.Cloud}); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("platform kubeconfig: %w", err)

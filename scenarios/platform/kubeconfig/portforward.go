@@ -22,6 +22,12 @@ func hostPort(h string, p int) string { return net.JoinHostPort(h, strconv.Itoa(
 // forward port-forwards 127.0.0.1:<free port> to port 8080 of a ready pod of
 // the Deployment name and returns the local base URL. Down stops it.
 func (p *Platform) forward(ctx context.Context, name string) (string, error) {
+	return p.forwardPort(ctx, name, 8080)
+}
+
+// forwardPort is forward to the pod's port podPort. One pod only: calls
+// through it never reach the Deployment's other pods.
+func (p *Platform) forwardPort(ctx context.Context, name string, podPort int) (string, error) {
 	d, err := p.kc.AppsV1().Deployments(p.cfg.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("platform kubeconfig: port-forward: %w", err)
@@ -52,7 +58,7 @@ func (p *Platform) forward(ctx context.Context, name string) (string, error) {
 	u.Path += fmt.Sprintf("/api/v1/namespaces/%s/pods/%s/portforward", p.cfg.Namespace, pod)
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
 	stop, readyc := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:8080"}, stop, readyc, io.Discard, io.Discard)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{"0:" + strconv.Itoa(podPort)}, stop, readyc, io.Discard, io.Discard)
 	if err != nil {
 		return "", fmt.Errorf("platform kubeconfig: port-forward to %s: %w", pod, err)
 	}

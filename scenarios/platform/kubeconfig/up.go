@@ -36,8 +36,12 @@ func randKey(prefix string) string {
 
 // Up renders and applies the manifests, makes the keys Secret, waits for
 // the console and edge rollouts and their /readyz, and returns the
-// endpoints.
+// endpoints. With Config.Target it deploys (or adopts) a scale target
+// instead (upTarget, up_target.go).
 func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
+	if p.cfg.Target != nil {
+		return p.upTarget(ctx)
+	}
 	c := p.cfg
 	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary, Cloud: c.Cloud})
 	if err != nil {
@@ -86,8 +90,32 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 // apply server-side applies the namespace, then the keys Secret, then the
 // rest in render order.
 func (p *Platform) apply(ctx context.Context, objs []*unstructured.Unstructured, keys platform.Keys) error {
+	one := p.applier()
+	for _, o := range objs {
+		if o.GetKind() == "Namespace" {
+			if err := one(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	if err := p.applyKeys(ctx, keys); err != nil {
+		return err
+	}
+	for _, o := range objs {
+		if o.GetKind() != "Namespace" {
+			if err := one(ctx, o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// applier returns a function that server-side applies one object (as
+// FieldManager, forcing conflicts), its resource found through discovery.
+func (p *Platform) applier() func(ctx context.Context, o *unstructured.Unstructured) error {
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(p.kc.Discovery()))
-	one := func(o *unstructured.Unstructured) error {
+	return func(ctx context.Context, o *unstructured.Unstructured) error {
 		gvk := o.GroupVersionKind()
 		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
@@ -111,24 +139,6 @@ func (p *Platform) apply(ctx context.Context, objs []*unstructured.Unstructured,
 		}
 		return nil
 	}
-	for _, o := range objs {
-		if o.GetKind() == "Namespace" {
-			if err := one(o); err != nil {
-				return err
-			}
-		}
-	}
-	if err := p.applyKeys(ctx, keys); err != nil {
-		return err
-	}
-	for _, o := range objs {
-		if o.GetKind() != "Namespace" {
-			if err := one(o); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 // applyKeys writes the console's keys file into its Secret.

@@ -1,0 +1,611 @@
+package scenarios
+
+// The target scenarios judge an autoscaler that is not the reference
+// console's (the cluster's HorizontalPodAutoscaler, KEDA) through the small
+// interface of scenarios/target: they read the scale target's count, ready
+// replicas, desiredReplicas and bounds every sample, change the bounds and
+// the count in a role's name, read the trail of changes, and judge each
+// fact on the contract the target declares for it (target.Contracts): the
+// contract's text goes beside the fact, and a fact the target does not
+// promise is reported not applicable with the target's reason, never
+// silently passed.
+//
+//	target-roles        viewer refused, a count set by hand (kept or put back), the trail names the actor
+//	target-sustained    a steady load: scales up within the bound, count within min and max, every change in the trail
+//	target-max-lowered  at 3 under load an admin lowers max to 2: applies within the bound; admin allowed
+//	target-spike        the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
+//	target-outage       a frozen worker never scales in (where the platform can freeze one)
+//
+// Every wait goes through the scope's sampler, which reads the target and
+// the load's in-flight every sample interval on the env's clock and writes
+// a "timeline" record, so a test drives a whole scenario on a fake clock.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
+)
+
+// TargetProfile is the settings of a target run: the cluster's autoscaler
+// settings the waits are sized on (the contracts' bounds are the target's
+// own) and the load's. Durations are wall-clock.
+type TargetProfile struct {
+	Name string `json:"name"`
+	// The autoscaler as deployed for the run: the HPA controller's sync
+	// period (kube-controller-manager --horizontal-pod-autoscaler-sync-period),
+	// the metric's resolution (metrics-server --metric-resolution, or the
+	// trigger's polling interval) and the scale-down stabilization window
+	// (behavior.scaleDown.stabilizationWindowSeconds). They size the waits
+	// and margins, never a verdict's bound.
+	SyncPeriod       time.Duration `json:"sync_period"`
+	MetricResolution time.Duration `json:"metric_resolution"`
+	Stabilization    time.Duration `json:"stabilization"`
+	// The load: VUs of tools/call `work {"ms": WorkMS}` to {LoadURL}/mcp.
+	VUs          int           `json:"vus"`
+	WorkMS       int           `json:"work_ms"`
+	ThinkTime    time.Duration `json:"think_time"`
+	GracefulStop time.Duration `json:"graceful_stop"`
+	// SampleInterval is how often the target is read (and a timeline
+	// point written).
+	SampleInterval time.Duration `json:"sample_interval"`
+	// SustainHold is how long the sustained load stays on once the count
+	// rose; LoweredHold how long the load stays on after max is lowered;
+	// CountHold how long a count set by hand is watched when the contract
+	// says it is kept.
+	SustainHold time.Duration `json:"sustain_hold"`
+	LoweredHold time.Duration `json:"lowered_hold"`
+	CountHold   time.Duration `json:"count_hold"`
+	// UpTimeout is the longest wait for the count to reach 3 under load
+	// (target-max-lowered's precondition); SettleTimeout the longest wait
+	// for the count to settle at min before a scenario (not judged).
+	UpTimeout     time.Duration `json:"up_timeout"`
+	SettleTimeout time.Duration `json:"settle_timeout"`
+	// SpikeScale scales the post's k6 stages (1: the post's 7 minutes of load).
+	SpikeScale float64 `json:"spike_scale"`
+	// OutageHold is how long target-outage keeps a worker frozen.
+	OutageHold time.Duration `json:"outage_hold"`
+}
+
+// TargetQuick is the profile for kind in CI: the controller syncs every
+// 15 s, the metric's resolution is 15 s and the scale-down stabilization
+// window 60 s (the kind overlay's settings); each scenario takes at most
+// about 3 minutes: the spike's stages at 1/5 (90 s of load).
+func TargetQuick() TargetProfile {
+	return TargetProfile{
+		Name: "quick", SyncPeriod: 15 * time.Second, MetricResolution: 15 * time.Second, Stabilization: 60 * time.Second,
+		VUs: 64, WorkMS: 200, GracefulStop: 5 * time.Second, SampleInterval: time.Second,
+		SustainHold: 30 * time.Second, LoweredHold: 20 * time.Second, CountHold: 20 * time.Second,
+		UpTimeout: 90 * time.Second, SettleTimeout: 2 * time.Minute, SpikeScale: 0.2, OutageHold: 60 * time.Second,
+	}
+}
+
+// TargetPublished is the upstream defaults: sync period 15 s, metrics-server
+// resolution 60 s, the default scale-down stabilization window of 300 s,
+// and the post's k6 stages at full length.
+func TargetPublished() TargetProfile {
+	return TargetProfile{
+		Name: "published", SyncPeriod: 15 * time.Second, MetricResolution: 60 * time.Second, Stabilization: 300 * time.Second,
+		VUs: 64, WorkMS: 200, GracefulStop: 30 * time.Second, SampleInterval: time.Second,
+		SustainHold: 120 * time.Second, LoweredHold: 60 * time.Second, CountHold: 60 * time.Second,
+		UpTimeout: 5 * time.Minute, SettleTimeout: 10 * time.Minute, SpikeScale: 1, OutageHold: 6 * time.Minute,
+	}
+}
+
+// TargetProfileByName is quick or published.
+func TargetProfileByName(name string) (TargetProfile, error) {
+	switch name {
+	case "quick":
+		return TargetQuick(), nil
+	case "published":
+		return TargetPublished(), nil
+	}
+	return TargetProfile{}, fmt.Errorf("profile %q: a target run has the profiles quick and published", name)
+}
+
+// Settings renders the profile for the results file.
+func (p TargetProfile) Settings() map[string]string {
+	return map[string]string{
+		"sync_period": p.SyncPeriod.String(), "metric_resolution": p.MetricResolution.String(),
+		"stabilization": p.Stabilization.String(), "vus": fmt.Sprint(p.VUs), "work_ms": fmt.Sprint(p.WorkMS),
+		"sample_interval": p.SampleInterval.String(), "spike_scale": fmt.Sprint(p.SpikeScale),
+	}
+}
+
+// Clock is the target scenarios' time: every wait of a target scenario is
+// a Sleep on it. SystemClock is the real one; tests pass a fake that
+// advances on Sleep.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits d, or until ctx ends (its error then).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// SystemClock is the real clock.
+func SystemClock() Clock { return systemClock{} }
+
+// TargetLoad is one load of a target scenario, as the scenarios see it.
+type TargetLoad interface {
+	// InFlight is the calls started and not yet answered now; VUs the
+	// VUs alive now.
+	InFlight() int64
+	VUs() int
+	// Done reports whether the load has ended; Stop ends it now (calls in
+	// flight get the graceful stop) and Wait waits for its end.
+	Done() bool
+	Stop()
+	Wait()
+	// Calls counts the answers by class; Seconds are its per-second
+	// buckets for the results, T from start; Err is the engine's error.
+	Calls() reports.Calls
+	Seconds(scenario string, start time.Time) []reports.Second
+	P95ms() float64
+	Err() error
+}
+
+// LoadStarter starts a load with profile lp.
+type LoadStarter func(ctx context.Context, lp load.Profile) TargetLoad
+
+// TargetEnv is what every target scenario gets.
+type TargetEnv struct {
+	Target  target.Target
+	Profile TargetProfile
+	// LoadURL is the base URL the calls go to ({LoadURL}/mcp).
+	LoadURL string
+	// Clock is the scenarios' time (nil: SystemClock).
+	Clock Clock
+	// StartLoad starts a load (nil: the load engine in this process
+	// against {LoadURL}/mcp, see EngineLoad).
+	StartLoad LoadStarter
+	// Faults are the platform's fault actions (nil: none; target-outage
+	// is then skipped with the reason). They address a target's workers as
+	// group = the namespace, zone = the Deployment.
+	Faults                platform.Faulter
+	Namespace, Deployment string
+	Results               *reports.Writer // nil: no results file
+	Log                   *slog.Logger
+	Progress              func(Status) // nil: no progress
+	HTTP                  *http.Client
+}
+
+// NewTargetEnv builds the env of a target run against ref's load URL.
+func NewTargetEnv(t target.Target, ref *platform.TargetRef, p TargetProfile, w *reports.Writer, log *slog.Logger) *TargetEnv {
+	if log == nil {
+		log = slog.Default()
+	}
+	e := &TargetEnv{Target: t, Profile: p, Results: w, Log: log,
+		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}, Timeout: 2 * time.Minute,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	if ref != nil {
+		e.LoadURL, e.Namespace, e.Deployment = ref.LoadURL, ref.Namespace, ref.Deployment
+	}
+	return e
+}
+
+func (e *TargetEnv) clock() Clock {
+	if e.Clock == nil {
+		return systemClock{}
+	}
+	return e.Clock
+}
+
+func (e *TargetEnv) write(kind string, v any) {
+	if e.Results != nil {
+		if err := e.Results.Write(kind, v); err != nil {
+			e.Log.Warn("results file", "err", err)
+		}
+	}
+}
+
+// TargetScenario is one named target scenario.
+type TargetScenario struct {
+	Name  string
+	Title string
+	// Facts are the facts it judges, in report order.
+	Facts    []target.Fact
+	Expected func(p TargetProfile) time.Duration
+	Run      func(ctx context.Context, e *TargetEnv, s *TargetScope) error
+}
+
+// TargetScenarios returns the target scenarios in run order: the roles
+// first (they need the count at rest), the spike last.
+func TargetScenarios() []TargetScenario {
+	return []TargetScenario{TargetRoles(), TargetSustained(), TargetMaxLowered(), TargetSpike(), TargetOutage()}
+}
+
+// SelectTargets returns the target scenarios named (all when names is
+// empty); an unknown name is an error listing the known ones.
+func SelectTargets(names []string) ([]TargetScenario, error) {
+	all := TargetScenarios()
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []TargetScenario
+	for _, n := range names {
+		found := false
+		for _, s := range all {
+			if s.Name == n {
+				out, found = append(out, s), true
+			}
+		}
+		if !found {
+			var have []string
+			for _, s := range all {
+				have = append(have, s.Name)
+			}
+			return nil, fmt.Errorf("unknown target scenario %q (have: %s)", n, strings.Join(have, ", "))
+		}
+	}
+	return out, nil
+}
+
+// Run runs each scenario in turn and returns every verdict; ctx ending
+// stops the run. A target whose contracts are incomplete is judged on
+// nothing: every verdict carries the error.
+func (e *TargetEnv) Run(ctx context.Context, list []TargetScenario) []reports.Verdict {
+	var out []reports.Verdict
+	if err := e.Target.Contracts().Check(); err != nil {
+		for _, sc := range list {
+			v := reports.Verdict{Scenario: sc.Name, Error: "the target's contracts: " + err.Error()}
+			e.write(reports.KindVerdict, v)
+			out = append(out, v)
+		}
+		return out
+	}
+	for _, sc := range list {
+		if ctx.Err() != nil {
+			break
+		}
+		out = append(out, e.RunOne(ctx, sc))
+	}
+	return out
+}
+
+// RunOne runs one target scenario and returns (and writes) its verdict.
+func (e *TargetEnv) RunOne(ctx context.Context, sc TargetScenario) reports.Verdict {
+	s := &TargetScope{Name: sc.Name, env: e, Start: e.clock().Now(), contracts: e.Target.Contracts()}
+	if sc.Expected != nil {
+		s.expected = sc.Expected(e.Profile)
+	}
+	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: e.Target.Name(), Started: s.Start})
+	e.Log.Info("scenario start", "scenario", sc.Name, "target", e.Target.Name())
+	err := sc.Run(ctx, e, s)
+	v := s.finish(err)
+	if ctx.Err() != nil {
+		v.Passed, v.Interrupted, v.Error = false, true, "interrupted: the run was stopped while this scenario ran"
+	}
+	e.write(reports.KindVerdict, v)
+	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error, "skipped", v.Skipped)
+	return v
+}
+
+// TargetScope is one target scenario's run: its samples, facts and loads.
+type TargetScope struct {
+	Name  string
+	Start time.Time
+
+	env       *TargetEnv
+	contracts target.Contracts
+	expected  time.Duration
+
+	mu      sync.Mutex
+	phase   string
+	samples []targetSample
+	facts   []reports.Fact
+	loads   []TargetLoad
+	load    TargetLoad // the load running now (its in-flight goes in the timeline)
+}
+
+// targetSample is one reading of the target; Err is set when it failed.
+type targetSample struct {
+	target.State
+	InFlight int64
+	VUs      int
+	Err      string
+}
+
+// Since is seconds from the scenario's start to t (0.1 s resolution).
+func (s *TargetScope) Since(t time.Time) float64 { return math.Round(t.Sub(s.Start).Seconds()*10) / 10 }
+
+func (s *TargetScope) now() time.Time { return s.env.clock().Now() }
+
+// Phase names what the scenario does now.
+func (s *TargetScope) Phase(p string) {
+	s.mu.Lock()
+	s.phase = p
+	s.mu.Unlock()
+	s.env.Log.Info("phase", "scenario", s.Name, "phase", p)
+}
+
+// contract is the target's contract for f (a missing one is not
+// applicable: Contracts.Check has refused such a target before the run).
+func (s *TargetScope) contract(f target.Fact) target.Contract {
+	c, ok := s.contracts[f]
+	if !ok {
+		return target.Contract{NotApplicable: "the target declares no contract for it"}
+	}
+	return c
+}
+
+// applies reports whether the target promises f; when it does not, the
+// fact is recorded not applicable with the target's reason.
+func (s *TargetScope) applies(f target.Fact) bool {
+	c := s.contract(f)
+	if c.Applies {
+		return true
+	}
+	s.mu.Lock()
+	s.facts = append(s.facts, reports.Fact{Name: string(f), Contract: c.Text, NotApplicable: c.NotApplicable})
+	s.mu.Unlock()
+	return false
+}
+
+// check records fact f, judged on the target's contract, and returns ok.
+func (s *TargetScope) check(f target.Fact, ok bool, format string, args ...any) bool {
+	c := s.contract(f)
+	rf := reports.Fact{Name: string(f), Passed: ok, Detail: fmt.Sprintf(format, args...), Contract: c.Text}
+	s.mu.Lock()
+	s.facts = append(s.facts, rf)
+	s.mu.Unlock()
+	if !ok {
+		s.env.Log.Warn("fact failed", "scenario", s.Name, "fact", rf.Name, "detail", rf.Detail, "contract", c.Text)
+	}
+	return ok
+}
+
+// sample reads the target once, records the reading and its timeline
+// point, and returns it.
+func (s *TargetScope) sample(ctx context.Context) targetSample {
+	st, err := s.env.Target.State(ctx)
+	s.mu.Lock()
+	l := s.load
+	s.mu.Unlock()
+	smp := targetSample{State: st}
+	if smp.At.IsZero() {
+		smp.At = s.now()
+	}
+	if l != nil {
+		smp.InFlight, smp.VUs = l.InFlight(), l.VUs()
+	}
+	if err != nil {
+		smp.Err = err.Error()
+	}
+	s.mu.Lock()
+	s.samples = append(s.samples, smp)
+	phase := s.phase
+	s.mu.Unlock()
+	s.env.write(reports.KindTimeline, reports.TimelinePoint{Scenario: s.Name, T: s.Since(smp.At), InFlight: smp.InFlight, VUs: smp.VUs,
+		Count: st.Count, Ready: st.Ready, Desired: st.Desired, Min: st.Min, Max: st.Max, Metric: st.Metric, HasMetric: st.HasMetric, Err: smp.Err})
+	if p := s.env.Progress; p != nil {
+		p(Status{Scenario: s.Name, Phase: phase, Elapsed: smp.At.Sub(s.Start), Expected: s.expected, VUs: smp.VUs,
+			Count: st.Count, Max: st.Max, Ready: st.Ready})
+	}
+	return smp
+}
+
+// errTimeout is what waitFor returns when its condition did not hold in
+// time.
+var errTimeout = errors.New("timed out")
+
+// waitFor samples every sample interval until cond holds on a good
+// reading (returned) or timeout has passed (errTimeout wrapped with what),
+// at most timeout ÷ interval + 2 readings. The first reading is taken at
+// once.
+func (s *TargetScope) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(targetSample) bool) (targetSample, error) {
+	start := s.now()
+	iv := s.env.Profile.SampleInterval
+	n := int(timeout/iv) + 2
+	var last targetSample
+	for i := 0; i < n; i++ {
+		last = s.sample(ctx)
+		if last.Err == "" && cond(last) {
+			return last, nil
+		}
+		if s.now().Sub(start) >= timeout {
+			break
+		}
+		if err := s.env.clock().Sleep(ctx, iv); err != nil {
+			return last, err
+		}
+	}
+	return last, fmt.Errorf("%w after %s waiting for %s (last reading: count %d, ready %d, desired %d, min %d, max %d%s)",
+		errTimeout, timeout, what, last.Count, last.Ready, last.Desired, last.Min, last.Max, semiSuffix(last.Err))
+}
+
+func semiSuffix(e string) string {
+	if e == "" {
+		return ""
+	}
+	return "; " + e
+}
+
+// hold samples for d (every sample interval), or until stop returns true.
+func (s *TargetScope) hold(ctx context.Context, d time.Duration, stop func() bool) error {
+	_, err := s.waitFor(ctx, "the hold's end", d, func(targetSample) bool { return stop != nil && stop() })
+	if errors.Is(err, errTimeout) {
+		return nil
+	}
+	return err
+}
+
+// startLoad starts lp against the target's load URL (or the env's
+// StartLoad) and makes it the load whose in-flight the timeline records.
+func (s *TargetScope) startLoad(ctx context.Context, lp load.Profile) TargetLoad {
+	start := s.env.StartLoad
+	if start == nil {
+		start = func(ctx context.Context, lp load.Profile) TargetLoad {
+			return EngineLoad(ctx, s.env.HTTP, s.env.LoadURL, lp, s.env.Profile.WorkMS)
+		}
+	}
+	l := start(ctx, lp)
+	s.mu.Lock()
+	s.loads = append(s.loads, l)
+	s.load = l
+	s.mu.Unlock()
+	return l
+}
+
+// constantLoad is the profile's VUs for at most d.
+func (s *TargetScope) constantLoad(d time.Duration) load.Profile {
+	p := s.env.Profile
+	lp := load.ConstantVUs(p.VUs, d)
+	lp.GracefulStop, lp.ThinkTime = p.GracefulStop, p.ThinkTime
+	return lp
+}
+
+// settle waits, unjudged, until the count is at min with no load, so that
+// a scenario starts from rest.
+func (s *TargetScope) settle(ctx context.Context) error {
+	s.Phase("waiting for the count to settle at min")
+	_, err := s.waitFor(ctx, "the count to settle at min before the scenario", s.env.Profile.SettleTimeout,
+		func(x targetSample) bool { return x.Count == x.Min })
+	return err
+}
+
+// good returns the readings that did not fail, from `from` on.
+func (s *TargetScope) good(from time.Time) []targetSample {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []targetSample
+	for _, x := range s.samples {
+		if x.Err == "" && !x.At.Before(from) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// finish stops the loads, writes their seconds, and builds the verdict: it
+// passes when the run had no error, at least one fact was judged and
+// passed, and none failed; a scenario whose facts are all not applicable
+// is skipped with their reasons (nothing judged).
+func (s *TargetScope) finish(runErr error) reports.Verdict {
+	s.mu.Lock()
+	loads := append([]TargetLoad(nil), s.loads...)
+	s.mu.Unlock()
+	v := reports.Verdict{Scenario: s.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
+	for _, l := range loads {
+		l.Stop()
+		l.Wait()
+		v.Calls.Add(l.Calls())
+		v.P95ms = math.Max(v.P95ms, l.P95ms())
+		for _, sec := range l.Seconds(s.Name, s.Start) {
+			s.env.write(reports.KindSecond, sec)
+		}
+	}
+	v.DurationS = s.Since(s.now())
+	for _, x := range s.good(time.Time{}) {
+		v.PeakCount = max(v.PeakCount, x.Count)
+	}
+	s.mu.Lock()
+	v.Facts = append([]reports.Fact(nil), s.facts...)
+	s.mu.Unlock()
+	var sk *skipError
+	switch {
+	case errors.As(runErr, &sk):
+		v.Skipped = sk.reason
+		return v
+	case runErr != nil:
+		v.Error = runErr.Error()
+		return v
+	}
+	passed, _, na := reports.CountFacts(v.Facts)
+	if na > 0 && na == len(v.Facts) {
+		var why []string
+		for _, f := range v.Facts {
+			why = append(why, f.Name+": "+f.NotApplicable)
+		}
+		v.Skipped = "the target promises none of this scenario's facts (" + strings.Join(why, "; ") + ")"
+		return v
+	}
+	v.Passed = passed > 0 && reports.FactsPass(v.Facts)
+	return v
+}
+
+// EngineLoad runs lp in this process with the load engine: `tools/call work
+// {"ms": workMS}` to {baseURL}/mcp.
+func EngineLoad(ctx context.Context, hc *http.Client, baseURL string, lp load.Profile, workMS int) TargetLoad {
+	exec := load.MCPToolCall(hc, strings.TrimRight(baseURL, "/")+"/mcp", "work", map[string]any{"ms": workMS}, nil)
+	l := &engineLoad{m: load.NewMetrics(), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		_, err := load.Run(ctx, lp, exec, load.WithMetrics(l.m), load.WithStop(l.stop))
+		l.mu.Lock()
+		l.err = err
+		l.mu.Unlock()
+	}()
+	return l
+}
+
+type engineLoad struct {
+	m        *load.Metrics
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+	mu       sync.Mutex
+	err      error
+}
+
+func (l *engineLoad) InFlight() int64 { return l.m.Snapshot().InFlight }
+func (l *engineLoad) VUs() int        { return l.m.Snapshot().VUs }
+func (l *engineLoad) Stop()           { l.stopOnce.Do(func() { close(l.stop) }) }
+func (l *engineLoad) Wait()           { <-l.done }
+func (l *engineLoad) P95ms() float64  { return ms(l.m.Latencies().P95) }
+func (l *engineLoad) Calls() reports.Calls {
+	return callsOf(l.m.Totals())
+}
+
+func (l *engineLoad) Done() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *engineLoad) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+func (l *engineLoad) Seconds(scenario string, start time.Time) []reports.Second {
+	offset := int(math.Floor(l.m.Start().Sub(start).Seconds()))
+	var out []reports.Second
+	var inFlight int64
+	for _, sec := range l.m.Seconds() {
+		inFlight += sec.Started - sec.Completed
+		out = append(out, reports.Second{Scenario: scenario, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
+			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99), InFlight: inFlight})
+	}
+	return out
+}
+
+// isTimeout reports a waitFor that ran out of time (not a stopped run).
+func isTimeout(err error) bool { return errors.Is(err, errTimeout) }

@@ -1,0 +1,121 @@
+package scenarios
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
+)
+
+// The target facts that are judged over a scenario's readings, as pure
+// functions: readings (good ones, oldest first), the target's trail and the
+// contract's bound in, the failures out (one line each; none: the fact
+// holds). Times in the lines are seconds from `from`.
+
+// outOfBounds lists the readings whose count is outside the bounds that
+// reading shows (FactWithinBounds: min <= count <= max at every reading).
+func outOfBounds(samples []targetSample, from time.Time) []string {
+	var bad []string
+	for _, x := range samples {
+		if x.Count < x.Min || x.Count > x.Max {
+			bad = append(bad, fmt.Sprintf("t=%.1fs count %d outside [%d, %d]", x.At.Sub(from).Seconds(), x.Count, x.Min, x.Max))
+		}
+	}
+	return bad
+}
+
+// countChange is a change of the count between two readings.
+type countChange struct {
+	Before, Seen time.Time // the reading before the change, the reading that saw it
+	From, To     int
+}
+
+// countChanges are the changes of the count the readings saw.
+func countChanges(samples []targetSample) []countChange {
+	var out []countChange
+	for i := 1; i < len(samples); i++ {
+		if p, x := samples[i-1], samples[i]; x.Count != p.Count {
+			out = append(out, countChange{Before: p.At, Seen: x.At, From: p.Count, To: x.Count})
+		}
+	}
+	return out
+}
+
+// missingFromTrail lists the changes that have no trail entry to the same
+// count within bound of when they happened (between the reading before and
+// the reading that saw it), FactTrail. An entry whose From the trail does
+// not know (-1, an HPA Event's "New size: N") matches on To alone.
+func missingFromTrail(changes []countChange, trail []target.Change, bound time.Duration, from time.Time) []string {
+	var bad []string
+	for _, c := range changes {
+		found := false
+		for _, e := range trail {
+			if e.To == c.To && (e.From < 0 || e.From == c.From) && !e.At.Before(c.Before.Add(-bound)) && !e.At.After(c.Seen.Add(bound)) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			bad = append(bad, fmt.Sprintf("%d->%d seen at t=%.1fs", c.From, c.To, c.Seen.Sub(from).Seconds()))
+		}
+	}
+	return bad
+}
+
+// loadDrops are the times the load's VU target starts to fall: the start of
+// every stage whose target is below the one before it.
+func loadDrops(start time.Time, startVUs int, stages []stageAt) []time.Time {
+	var out []time.Time
+	prev := startVUs
+	for _, st := range stages {
+		if st.Target < prev {
+			out = append(out, start.Add(st.From))
+		}
+		prev = st.Target
+	}
+	return out
+}
+
+// stageAt is a stage of a staged load and its start from the load's start.
+type stageAt struct {
+	From   time.Duration
+	Target int
+}
+
+// earlyScaleDowns lists the steps down (a reading below the one before)
+// that came before bound had passed since the latest drop of the load at or
+// before them, or before any drop at all (FactNoEarlyScaleDown). A step is
+// timed at the reading that saw it, the latest it can have happened, so a
+// step is never called early by the sampling's delay.
+func earlyScaleDowns(samples []targetSample, drops []time.Time, bound time.Duration, from time.Time) []string {
+	var bad []string
+	for _, c := range countChanges(samples) {
+		if c.To >= c.From {
+			continue
+		}
+		var last time.Time
+		for _, d := range drops {
+			if !d.After(c.Seen) {
+				last = d
+			}
+		}
+		switch {
+		case last.IsZero():
+			bad = append(bad, fmt.Sprintf("%d->%d at t=%.1fs before the load dropped", c.From, c.To, c.Seen.Sub(from).Seconds()))
+		case c.Seen.Before(last.Add(bound)):
+			bad = append(bad, fmt.Sprintf("%d->%d at t=%.1fs, %.1f s after the load dropped at t=%.1fs (window %s)",
+				c.From, c.To, c.Seen.Sub(from).Seconds(), c.Seen.Sub(last).Seconds(), last.Sub(from).Seconds(), bound))
+		}
+	}
+	return bad
+}
+
+// firstAbove is the first reading at or after t with count above min.
+func firstAbove(samples []targetSample, t time.Time) (targetSample, bool) {
+	for _, x := range samples {
+		if !x.At.Before(t) && x.Count > x.Min {
+			return x, true
+		}
+	}
+	return targetSample{}, false
+}

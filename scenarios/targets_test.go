@@ -1,0 +1,238 @@
+package scenarios
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	refworker "github.com/scaleproof/scaleproof/refstack/worker"
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/target"
+)
+
+// TestTargetScenarios: every target scenario passes on the correct fake
+// HPA, each fact on its contract, and each planted bug fails the fact
+// meant to catch it. The console-like fake is judged on the console's
+// contracts (a lowered max in the request, a count set by hand kept), and
+// the HPA-like fake fails those (and the reverse).
+func TestTargetScenarios(t *testing.T) {
+	for _, tc := range []struct {
+		name, broken string
+		console      bool // the fake and its contracts are the console's
+		hpaOnConsole bool // an HPA-like fake judged on the console's contracts
+		scenario     TargetScenario
+		fails        target.Fact // "": the scenario passes
+	}{
+		{name: "roles", scenario: TargetRoles()},
+		{name: "roles console", console: true, scenario: TargetRoles()},
+		{name: "roles viewer allowed", broken: brokenViewerAllowed, scenario: TargetRoles(), fails: target.FactViewerRefused},
+		{name: "roles count kept on an HPA", broken: brokenCountKept, scenario: TargetRoles(), fails: target.FactCountSet},
+		{name: "roles count put back on the console's contract", hpaOnConsole: true, scenario: TargetRoles(), fails: target.FactCountSet},
+		{name: "roles no actor", broken: brokenNoActor, scenario: TargetRoles(), fails: target.FactTrailActor},
+		{name: "sustained", scenario: TargetSustained()},
+		{name: "sustained never up", broken: brokenFrozen, scenario: TargetSustained(), fails: target.FactScalesUp},
+		{name: "sustained over max", broken: brokenOvershoot, scenario: TargetSustained(), fails: target.FactWithinBounds},
+		{name: "sustained no trail", broken: brokenNoTrail, scenario: TargetSustained(), fails: target.FactTrail},
+		{name: "max lowered", scenario: TargetMaxLowered()},
+		{name: "max lowered console", console: true, scenario: TargetMaxLowered()},
+		{name: "max lowered ignored", broken: brokenIgnoreMax, scenario: TargetMaxLowered(), fails: target.FactLoweredMax},
+		{name: "max lowered within a sync, not in the request", hpaOnConsole: true, scenario: TargetMaxLowered(), fails: target.FactLoweredMax},
+		{name: "max lowered admin refused", broken: brokenAdminRefused, scenario: TargetMaxLowered(), fails: target.FactAdminAllowed},
+		{name: "spike", scenario: TargetSpike()},
+		{name: "spike never up", broken: brokenFrozen, scenario: TargetSpike(), fails: target.FactScalesUp},
+		{name: "spike over max", broken: brokenOvershoot, scenario: TargetSpike(), fails: target.FactWithinBounds},
+		{name: "spike no stabilization", broken: brokenNoStabilize, scenario: TargetSpike(), fails: target.FactNoEarlyScaleDown},
+		{name: "spike never down", broken: brokenStuck, scenario: TargetSpike(), fails: target.FactBackToMin},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeClock()
+			h := newFakeHPA(c, tc.broken, tc.console)
+			e := fakeEnv(h)
+			contracts := h.Contracts()
+			if tc.hpaOnConsole {
+				contracts = consoleContracts(h.sync, h.window)
+				e.Target = withContracts{h, contracts}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v := e.RunOne(ctx, tc.scenario)
+			if v.Error != "" || v.Skipped != "" {
+				t.Fatalf("error %q, skipped %q; facts %+v", v.Error, v.Skipped, v.Facts)
+			}
+			got := map[string]reports.Fact{}
+			for _, f := range v.Facts {
+				got[f.Name] = f
+				if want := contracts[target.Fact(f.Name)].Text; f.Contract != want {
+					t.Errorf("fact %q: contract %q, want the target's %q", f.Name, f.Contract, want)
+				}
+			}
+			for _, f := range tc.scenario.Facts {
+				if _, ok := got[string(f)]; !ok {
+					t.Errorf("fact %q not judged (facts: %+v)", f, v.Facts)
+				}
+			}
+			if tc.fails == "" {
+				if !v.Passed {
+					t.Errorf("verdict failed on the correct fake: %+v", v.Facts)
+				}
+				return
+			}
+			if f := got[string(tc.fails)]; !f.Failed() {
+				t.Errorf("%s: fact %q did not fail: %+v", tc.broken, tc.fails, f)
+			}
+			if v.Passed {
+				t.Errorf("verdict passed with %q", tc.broken)
+			}
+		})
+	}
+}
+
+// withContracts is a target judged on other contracts than its own.
+type withContracts struct {
+	*fakeHPA
+	c target.Contracts
+}
+
+func (w withContracts) Contracts() target.Contracts { return w.c }
+
+// TestTargetRunNotApplicable: a run of every target scenario on the
+// correct fake writes a timeline point per reading (the spike's with the
+// load's in-flight), reports the outage fact not applicable (the scenario
+// skipped: nothing judged) and a fact the target does not promise as n/a
+// with its reason, never a pass, in a scenario that still passes on the
+// rest; a target with an incomplete contract is judged on nothing.
+func TestTargetRunNotApplicable(t *testing.T) {
+	c := newFakeClock()
+	h := newFakeHPA(c, brokenNone, false)
+	path := filepath.Join(t.TempDir(), "results.jsonl")
+	w, err := reports.Create(path, reports.RunMeta{RunID: "r", Platform: "fake", Profile: "quick"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contracts := hpaContracts(h.sync, h.window)
+	const reason = "this HPA keeps no Events"
+	contracts[target.FactTrail] = target.Contract{NotApplicable: reason}
+	e := fakeEnv(h)
+	e.Target, e.Results = withContracts{h, contracts}, w
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	vs := e.Run(ctx, TargetScenarios())
+	if err := w.Close(reports.End{}); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]reports.Verdict{}
+	for _, v := range vs {
+		byName[v.Scenario] = v
+	}
+	for _, n := range []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike"} {
+		if v := byName[n]; !v.Passed {
+			t.Errorf("%s: %+v", n, v)
+		}
+	}
+	sus := byName["target-sustained"]
+	var na *reports.Fact
+	for i, f := range sus.Facts {
+		if f.Name == string(target.FactTrail) {
+			na = &sus.Facts[i]
+		}
+	}
+	if na == nil || na.NotApplicable != reason || na.Passed || na.Failed() {
+		t.Errorf("trail fact on a target that does not promise it: %+v", na)
+	}
+	out := byName["target-outage"]
+	if out.Passed || out.Skipped == "" || !strings.Contains(out.Skipped, "does not look at whether pods answer") ||
+		len(out.Facts) != 1 || out.Facts[0].NotApplicable == "" {
+		t.Errorf("outage: %+v", out)
+	}
+	res, err := reports.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := res.TimelineOf("target-spike")
+	peak, desired := int64(0), 0
+	for _, p := range tl {
+		peak, desired = max(peak, p.InFlight), max(desired, p.Desired)
+	}
+	// the post's stages peak at 100 VUs; the fake asks for ceil(100 / 20) = 5, clamped to max 4
+	if len(tl) < 80 || peak != 100 || desired != 4 {
+		t.Errorf("spike timeline: %d points, peak in-flight %d, peak desired %d", len(tl), peak, desired)
+	}
+	if len(res.Verdicts) != len(vs) {
+		t.Errorf("results: %d verdicts, want %d", len(res.Verdicts), len(vs))
+	}
+
+	broken := hpaContracts(h.sync, h.window)
+	delete(broken, target.FactScalesUp)
+	e.Target, e.Results = withContracts{h, broken}, nil
+	for _, v := range e.Run(ctx, TargetScenarios()[:2]) {
+		if v.Passed || !strings.Contains(v.Error, "no contract") {
+			t.Errorf("incomplete contracts: %+v", v)
+		}
+	}
+}
+
+// TestTargetProfiles: quick keeps each scenario within about 3 minutes
+// on the kind settings (sync 15 s, resolution 15 s, stabilization 60 s).
+func TestTargetProfiles(t *testing.T) {
+	q := TargetQuick()
+	if q.SyncPeriod != 15*time.Second || q.MetricResolution != 15*time.Second || q.Stabilization != time.Minute {
+		t.Errorf("quick: %+v", q)
+	}
+	for _, sc := range TargetScenarios() {
+		if d := sc.Expected(q); d > 200*time.Second {
+			t.Errorf("%s: expected %s on quick", sc.Name, d)
+		}
+	}
+	if d := targetSpikeProfile(TargetPublished()).TotalDuration(); d != 7*time.Minute {
+		t.Errorf("published spike stages: %s, want the post's 7 min", d)
+	}
+	if _, err := TargetProfileByName("selftest"); err == nil {
+		t.Error("selftest is no target profile")
+	}
+	if _, err := SelectTargets([]string{"sustained"}); err == nil || !strings.Contains(err.Error(), "target-sustained") {
+		t.Errorf("SelectTargets(sustained): %v", err)
+	}
+}
+
+// TestEngineLoad: the target scenarios' load runs through the load engine
+// against a reference worker on loopback: its in-flight counts the calls
+// the worker holds, and the calls are counted once answered.
+func TestEngineLoad(t *testing.T) {
+	release := make(chan struct{})
+	wk := refworker.New(refworker.Config{ID: "w1", MaxInflight: 8, Wait: func(ctx context.Context, _ time.Duration) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
+	srv := httptest.NewServer(wk.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	lp := load.ConstantVUs(4, 15*time.Second)
+	lp.GracefulStop = 5 * time.Second
+	l := EngineLoad(ctx, srv.Client(), srv.URL, lp, 10)
+	seen, held := int64(0), 0
+	for i := 0; i < 4000 && (seen < 4 || held < 4) && ctx.Err() == nil; i++ { // bounded: 4000 × 2.5 ms
+		seen, held = l.InFlight(), wk.InFlight()
+		_ = SystemClock().Sleep(ctx, 2500*time.Microsecond)
+	}
+	close(release)
+	l.Stop()
+	l.Wait()
+	if seen != 4 || held != 4 {
+		t.Errorf("in flight: load %d, worker %d, want 4", seen, held)
+	}
+	if c := l.Calls(); c.OK < 4 || c.Server5xx != 0 {
+		t.Errorf("calls: %+v", c)
+	}
+	if l.Err() != nil || !l.Done() || len(l.Seconds("x", time.Now().Add(-time.Minute))) == 0 {
+		t.Errorf("err %v done %v", l.Err(), l.Done())
+	}
+}
