@@ -225,11 +225,18 @@ func Ensure(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	unlock, err := lock(ctx, filepath.Join(o.CacheDir, "lock"), func(msg string, a ...any) { o.Log.Info(msg, a...) })
-	if err != nil {
-		return res, fmt.Errorf("keda images: %w", err)
+	// one lock per image set, taken in Sets' order: a run that needs only
+	// metrics-server never waits for another's long KEDA build
+	for _, set := range Sets {
+		if !want[set] {
+			continue
+		}
+		unlock, err := lock(ctx, filepath.Join(o.CacheDir, "lock-"+set), func(msg string, a ...any) { o.Log.Info(msg, append(a, "set", set)...) })
+		if err != nil {
+			return res, fmt.Errorf("keda images: %w", err)
+		}
+		defer unlock()
 	}
-	defer unlock()
 	done := func(err error) (Result, error) {
 		res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
 		return res, err

@@ -6,9 +6,9 @@ import (
 	"github.com/scaleproof/scaleproof/internal/filelock"
 )
 
-// lock takes an exclusive lock on the cache dir, so two builds at once
-// (two `make keda-images`) never write the same outputs: the second waits,
-// then finds the archives there. Bounded by ctx.
+// lock takes an exclusive lock on one image set of the cache dir, so two
+// builds of a set at once (two `make keda-images`) never write the same
+// outputs: the second waits, then finds the archives there. Bounded by ctx.
 func lock(ctx context.Context, path string, log func(msg string, args ...any)) (func(), error) {
-	return filelock.Lock(ctx, path, "another build of the KEDA images is running; waiting for it", log)
+	return filelock.Lock(ctx, path, "another build of these images is running; waiting for it", log)
 }
