@@ -13,6 +13,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/deploy/image"
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/deploy/render"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"
@@ -28,17 +29,10 @@ import (
 func kindNodePorts(targetKind string) []int {
 	ports := []int{deploykube.EdgeNodePort, deploykube.ConsoleNodePort}
 	if targetKind != "" {
-		ports = append(ports, kindTargetNodePort, kindPrometheusNodePort)
+		ports = append(ports, deploykube.TargetNodePort, deploykube.PrometheusNodePort)
 	}
 	return ports
 }
-
-// The NodePorts of a run with a scale target (the target manifests' load
-// Service and Prometheus Service).
-const (
-	kindTargetNodePort     = 30082
-	kindPrometheusNodePort = 30083
-)
 
 // kindOpts are run's kind platform flags.
 type kindOpts struct {
@@ -56,7 +50,9 @@ func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
 // kindDeploy is the deploy step of the kind platform: the add-ons of the
 // run's scale target installed and serving (addons.Install), then the
 // kubeconfig platform on the cluster's kubeconfig, the NodePorts reached on
-// 127.0.0.1 at the host ports kind mapped, the image Images loaded.
+// 127.0.0.1 at the host ports kind mapped, the image Images loaded; with a
+// target, in target mode (o.targetSpec, the Prometheus image loaded, its
+// kubeconfig files into dir).
 func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refImage, ad *kindAddons, log *slog.Logger) kind.DeployFunc {
 	return func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
 		if ref.ref == "" {
@@ -72,8 +68,8 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refI
 		return kubeconfig.New(kubeconfig.Config{Name: name, Kubeconfig: c.Kubeconfig,
 			Namespace: runNamespace(runID), Profile: prof.Name, Image: ref.ref, Group: o.group,
 			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
-			TargetHostPort: c.HostPorts[kindTargetNodePort], PrometheusHostPort: c.HostPorts[kindPrometheusNodePort],
-			Target: o.targetSpec, PrometheusImage: ad.images.Ref("prometheus"), Artifacts: dir,
+			Target: o.targetSpec, TargetHostPort: c.HostPorts[deploykube.TargetNodePort], PrometheusHostPort: c.HostPorts[deploykube.PrometheusNodePort],
+			PrometheusImage: ad.images.Ref("prometheus"), Artifacts: dir,
 			Canary: o.canary, Log: log})
 	}
 }
@@ -100,7 +96,7 @@ type kindAddons struct {
 
 func newKindAddons(targetKind string, log *slog.Logger, out io.Writer) (*kindAddons, error) {
 	switch targetKind {
-	case "", "hpa", "keda":
+	case "", render.KindHPA, render.KindKEDA:
 	default:
 		return nil, fmt.Errorf("--target %q: want hpa or keda on kind", targetKind)
 	}
@@ -110,9 +106,9 @@ func newKindAddons(targetKind string, log *slog.Logger, out io.Writer) (*kindAdd
 // sets are the keda-images sets the target needs.
 func (a *kindAddons) sets() []string {
 	switch a.targetKind {
-	case "hpa":
+	case render.KindHPA:
 		return []string{kedaimage.SetMetricsServer}
-	case "keda":
+	case render.KindKEDA:
 		return []string{kedaimage.SetKEDA, kedaimage.SetPrometheus}
 	}
 	return nil
@@ -140,8 +136,8 @@ func (a *kindAddons) archives(ctx context.Context) ([]string, error) {
 func (a *kindAddons) options() addons.Options {
 	r := a.images
 	return addons.Options{
-		MetricsServer: a.targetKind == "hpa",
-		KEDA:          a.targetKind == "keda",
+		MetricsServer: a.targetKind == render.KindHPA,
+		KEDA:          a.targetKind == render.KindKEDA,
 		Images: addons.Images{MetricsServer: r.Ref("metrics-server"), KEDAOperator: r.Ref("keda"),
 			KEDAMetricsAPIServer: r.Ref("keda-metrics-apiserver"), KEDAWebhooks: r.Ref("keda-admission-webhooks")},
 		Log: a.log,

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/deploy/render"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 func TestKindFlags(t *testing.T) {
@@ -134,10 +136,13 @@ func TestKindAddons(t *testing.T) {
 				t.Errorf("archives %v for sets %v", archives, asked)
 			}
 			o := &runOpts{targetKind: tc.target, group: "g"}
+			if tc.target != "" {
+				o.targetSpec = &platform.TargetSpec{Kind: tc.target, Workload: render.WorkloadWorker}
+			}
 			ref := &refImage{ref: "scaleproof.local/scaleproof-ref:x"}
 			kc := writeKubeconfig(t)
-			_, err = kindDeploy(o, scenarios.Quick(), "20261201-000000-abcdef", t.TempDir(), ref, ad, log)(t.Context(),
-				kind.Cluster{Kubeconfig: kc, NodeHost: "127.0.0.1", HostPorts: map[int]int{30080: 1, 30081: 2, 30082: 3, 30083: 4}})
+			deploy := kindDeploy(o, scenarios.Quick(), "20261201-000000-abcdef", t.TempDir(), ref, ad, log)
+			_, err = deploy(t.Context(), kind.Cluster{Kubeconfig: kc, NodeHost: "127.0.0.1", HostPorts: map[int]int{30080: 1, 30081: 2, 30082: 3, 30083: 4}})
 			if tc.failWith != nil {
 				if err == nil || !strings.Contains(err.Error(), "add-ons of --target hpa") || !strings.Contains(err.Error(), "Available=False") {
 					t.Errorf("failed install: deploy err %v, want one naming the add-ons and why", err)
@@ -159,6 +164,11 @@ func TestKindAddons(t *testing.T) {
 			got.Log = nil
 			if *got != tc.want {
 				t.Errorf("install options %+v, want %+v", *got, tc.want)
+			}
+			// the target's host port reaches the kubeconfig platform: without
+			// the NodePort mapped, it refuses
+			if _, err := deploy(t.Context(), kind.Cluster{Kubeconfig: kc, NodeHost: "127.0.0.1", HostPorts: map[int]int{30080: 1, 30081: 2}}); err == nil || !strings.Contains(err.Error(), "target host port 0") {
+				t.Errorf("no target NodePort mapped: err %v, want the kubeconfig platform's refusal", err)
 			}
 		})
 	}

@@ -2,12 +2,17 @@ package kedaimage
 
 import (
 	"context"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 )
 
 // TestKEDATagUnchanged: adding metrics-server (and Binary.User) left KEDA's
@@ -190,5 +195,57 @@ func TestLookup(t *testing.T) {
 	}
 	if err := MissingError(dir, missing[:0]); !strings.Contains(err.Error(), dir) {
 		t.Errorf("MissingError %v", err)
+	}
+}
+
+var msFromRE = regexp.MustCompile(`(?m)^# From sigs\.k8s\.io/metrics-server@(v[0-9.]+) (manifests/\S+), unchanged below this header\.\n`)
+
+// TestManifestsAreMetricsServers: every file of
+// components/metrics-server/upstream names the version this package
+// builds and, when that module is in the module cache, is the module's
+// file byte for byte below its header.
+func TestManifestsAreMetricsServers(t *testing.T) {
+	modDir := ""
+	if out, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
+		d := filepath.Join(strings.TrimSpace(string(out)), MetricsServerModule+"@"+MetricsServerVersion)
+		if _, err := os.Stat(filepath.Join(d, "manifests")); err == nil {
+			modDir = d
+		}
+	}
+	ents, err := fs.ReadDir(deploykube.Manifests, "components/metrics-server/upstream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		p := "components/metrics-server/upstream/" + e.Name()
+		b, err := fs.ReadFile(deploykube.Manifests, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := msFromRE.FindSubmatchIndex(b)
+		if m == nil || !strings.HasPrefix(string(b), "# Copyright The Kubernetes Authors.\n# Licensed under the Apache License, Version 2.0") {
+			t.Errorf("%s: no licence header and From line", p)
+			continue
+		}
+		if v := string(b[m[2]:m[3]]); v != MetricsServerVersion {
+			t.Errorf("%s is from metrics-server %s; the image is %s", p, v, MetricsServerVersion)
+		}
+		if modDir == "" {
+			continue
+		}
+		want, err := os.ReadFile(filepath.Join(modDir, string(b[m[4]:m[5]])))
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if string(b[m[1]:]) != string(want) {
+			t.Errorf("%s differs from the module's %s", p, b[m[4]:m[5]])
+		}
+	}
+	if len(ents) != 4 {
+		t.Errorf("%d files, want manifests/base's 4 (apiservice, deployment, rbac, service)", len(ents))
+	}
+	if modDir == "" {
+		t.Logf("%s@%s is not in the module cache: compared headers only", MetricsServerModule, MetricsServerVersion)
 	}
 }
