@@ -2,17 +2,11 @@ package render
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
-
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 )
 
 // KEDANamespace is where components/keda puts the operator and the metrics
@@ -121,35 +115,5 @@ func renderComponents(what, namespace string, comps []string, images map[string]
 	if namespace != "" {
 		top += "namespace: " + namespace + "\n"
 	}
-	mem := filesys.MakeFsInMemory()
-	const root = "/scaleproof"
-	err := fs.WalkDir(deploykube.Manifests, "components", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(deploykube.Manifests, name)
-		if err != nil {
-			return err
-		}
-		return mem.WriteFile(path.Join(root, name), b)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("render: %s: copy manifests: %w", what, err)
-	}
-	if err := mem.WriteFile(path.Join(root, "kustomization.yaml"), []byte(top)); err != nil {
-		return nil, fmt.Errorf("render: %s: %w", what, err)
-	}
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, root)
-	if err != nil {
-		return nil, fmt.Errorf("render: kustomize %s: %w", what, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			return nil, fmt.Errorf("render: %s: %w", r.CurId(), err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out, nil
+	return kustomize(what, top)
 }

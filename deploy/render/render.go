@@ -10,15 +10,11 @@ package render
 
 import (
 	"fmt"
-	"io/fs"
-	"path"
 	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 )
@@ -79,21 +75,6 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	mem := filesys.MakeFsInMemory()
-	const root = "/scaleproof"
-	err := fs.WalkDir(deploykube.Manifests, ".", func(name string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(deploykube.Manifests, name)
-		if err != nil {
-			return err
-		}
-		return mem.WriteFile(path.Join(root, name), b)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("render: copy manifests: %w", err)
-	}
 	i := strings.LastIndex(p.Image, ":")
 	top := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - overlays/" + p.Profile + "\n" +
 		"images:\n  - name: " + deploykube.ImageName + "\n    newName: " + p.Image[:i] + "\n    newTag: \"" + p.Image[i+1:] + "\"\n"
@@ -113,22 +94,7 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if len(comps) > 0 {
 		top += "components:\n  - " + strings.Join(comps, "\n  - ") + "\n"
 	}
-	if err := mem.WriteFile(path.Join(root, "kustomization.yaml"), []byte(top)); err != nil {
-		return nil, fmt.Errorf("render: %w", err)
-	}
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(mem, root)
-	if err != nil {
-		return nil, fmt.Errorf("render: kustomize %s: %w", p.Profile, err)
-	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		m, err := r.Map()
-		if err != nil {
-			return nil, fmt.Errorf("render: %s: %w", r.CurId(), err)
-		}
-		out = append(out, &unstructured.Unstructured{Object: m})
-	}
-	return out, nil
+	return kustomize(p.Profile, top)
 }
 
 // YAML renders p as one multi-document YAML stream (for `kubectl apply -f -`

@@ -130,7 +130,9 @@ func setupCluster(ctx context.Context, cfg *envconf.Config) (context.Context, er
 	_, _ = rand.Read(b)
 	kp, err = kind.New(kind.Config{RunID: "e2e-tgt-" + hex.EncodeToString(b), Provider: os.Getenv("SCALEPROOF_E2E_KIND_PROVIDER"),
 		Artifacts: filepath.Join(artifacts, "kind"), NodePorts: []int{targetNodePort, prometheusNodePort}, Log: log, Out: os.Stderr,
-		Images: func(context.Context) ([]string, error) { return append([]string{refArchive}, images.Archives()...), nil },
+		Images: func(context.Context) ([]string, error) {
+			return append([]string{refArchive}, images.Archives()...), nil
+		},
 		Deploy: func(_ context.Context, c kind.Cluster) (platform.Platform, error) {
 			cluster = c // the specs deploy their own targets; kind only makes the cluster
 			return noSystem{}, nil
@@ -173,8 +175,8 @@ func deleteCluster(ctx context.Context, _ *envconf.Config) (context.Context, err
 // deployed with the cluster (each feature deploys its own target).
 type noSystem struct{}
 
-func (noSystem) Name() string                                  { return "kind" }
+func (noSystem) Name() string                                   { return "kind" }
 func (noSystem) Up(context.Context) (platform.Endpoints, error) { return platform.Endpoints{}, nil }
-func (noSystem) Down(context.Context) error                    { return nil }
-func (noSystem) IsUp(context.Context) (bool, error)            { return true, nil }
-func (noSystem) DumpLogs(context.Context, string) error        { return nil }
+func (noSystem) Down(context.Context) error                     { return nil }
+func (noSystem) IsUp(context.Context) (bool, error)             { return true, nil }
+func (noSystem) DumpLogs(context.Context, string) error         { return nil }
