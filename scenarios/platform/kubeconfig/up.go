@@ -6,21 +6,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/restmapper"
 
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/internal/kubeapply"
 	"github.com/scaleproof/scaleproof/refstack/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
@@ -114,28 +111,10 @@ func (p *Platform) apply(ctx context.Context, objs []*unstructured.Unstructured,
 // applier returns a function that server-side applies one object (as
 // FieldManager, forcing conflicts), its resource found through discovery.
 func (p *Platform) applier() func(ctx context.Context, o *unstructured.Unstructured) error {
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(p.kc.Discovery()))
+	mapper := kubeapply.Mapper(p.kc.Discovery())
 	return func(ctx context.Context, o *unstructured.Unstructured) error {
-		gvk := o.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return fmt.Errorf("platform kubeconfig: %s %s: %w", gvk.Kind, o.GetName(), err)
-		}
-		body, err := json.Marshal(o.Object)
-		if err != nil {
-			return err
-		}
-		var ri interface {
-			Patch(ctx context.Context, name string, pt types.PatchType, data []byte, options metav1.PatchOptions, subresources ...string) (*unstructured.Unstructured, error)
-		}
-		if m.Scope.Name() == "namespace" {
-			ri = p.dyn.Resource(m.Resource).Namespace(o.GetNamespace())
-		} else {
-			ri = p.dyn.Resource(m.Resource)
-		}
-		force := true
-		if _, err := ri.Patch(ctx, o.GetName(), types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: FieldManager, Force: &force}); err != nil {
-			return fmt.Errorf("platform kubeconfig: apply %s %s/%s: %w", gvk.Kind, o.GetNamespace(), o.GetName(), err)
+		if err := kubeapply.Apply(ctx, p.dyn, mapper, FieldManager, []*unstructured.Unstructured{o}); err != nil {
+			return fmt.Errorf("platform kubeconfig: %w", err)
 		}
 		return nil
 	}
@@ -179,30 +158,14 @@ func (p *Platform) waitRollout(ctx context.Context, name string) error {
 			last = err.Error()
 			return false, nil
 		}
-		want := int32(1)
-		if d.Spec.Replicas != nil {
-			want = *d.Spec.Replicas
-		}
-		s := d.Status
-		last = "observed generation " + strconv.FormatInt(s.ObservedGeneration, 10) + "/" + strconv.FormatInt(d.Generation, 10) +
-			", updated " + strconv.Itoa(int(s.UpdatedReplicas)) + ", ready " + strconv.Itoa(int(s.ReadyReplicas)) +
-			", replicas " + strconv.Itoa(int(s.Replicas)) + " of " + strconv.Itoa(int(want)) + conditions(d)
-		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.ReadyReplicas == want && s.Replicas == want, nil
+		ok, status := kubeapply.RolledOut(d)
+		last = status
+		return ok, nil
 	})
 	if err != nil {
 		return fmt.Errorf("platform kubeconfig: rollout of deployment %s/%s within %s: %s (%w)", p.cfg.Namespace, name, p.cfg.RolloutTimeout, last, err)
 	}
 	return nil
-}
-
-func conditions(d *appsv1.Deployment) string {
-	out := ""
-	for _, c := range d.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			out += "; " + string(c.Type) + "=" + string(c.Status) + " " + c.Reason + ": " + c.Message
-		}
-	}
-	return out
 }
 
 // reach returns the console's and edge's base URLs: the node host's ports
