@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -240,6 +242,9 @@ func TestUpTargetDeployed(t *testing.T) {
 			for _, d := range tc.deploys {
 				objs = append(objs, readyDeployment(testNS, d))
 			}
+			if tc.kind == render.KindKEDA {
+				objs = append(objs, endpointSlice(testNS, deploykube.PrometheusName, true))
+			}
 			p, kc, dyn := targetPlatform(t, cfg, objs...)
 			ep, err := p.Up(context.Background())
 			if err != nil {
@@ -279,6 +284,11 @@ func TestUpTargetDeployed(t *testing.T) {
 			if got := dynNames(t, dyn, gvrSO, testNS); !slices.Equal(got, wantSO) {
 				t.Errorf("ScaledObjects applied %v, want %v", got, wantSO)
 			}
+			if tc.kind == render.KindKEDA {
+				if last := lastApplied(dyn); last != "scaledobjects/scaleproof-target" {
+					t.Errorf("last object applied %s, want the ScaledObject (after its Prometheus answered)", last)
+				}
+			}
 			if up, _ := p.IsUp(context.Background()); !up {
 				t.Error("IsUp = false with the scale target ready")
 			}
@@ -294,6 +304,58 @@ func TestUpTargetDeployed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpTargetKEDAWaitsForPrometheus: with no ready endpoint behind the
+// Prometheus Service, Up fails naming it and never applies the
+// ScaledObject (KEDA would query a ClusterIP nothing routes yet).
+func TestUpTargetKEDAWaitsForPrometheus(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		slice *discoveryv1.EndpointSlice
+	}{
+		{"no EndpointSlice", nil},
+		{"endpoint not ready", endpointSlice(testNS, deploykube.PrometheusName, false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			loadPort, promPort := loopbackReady(t), loopbackReady(t)
+			cfg := Config{Kubeconfig: kubeconfigFor(t), Namespace: testNS, Profile: "quick", Image: testImg, PrometheusImage: promImg,
+				Target: &platform.TargetSpec{Kind: render.KindKEDA, Workload: render.WorkloadQueue}, Artifacts: t.TempDir(),
+				NodeHost: "127.0.0.1", TargetHostPort: loadPort, PrometheusHostPort: promPort, RolloutTimeout: time.Second}
+			objs := []runtime.Object{readyDeployment(testNS, "prometheus"), readyDeployment(testNS, deploykube.QuerierName), readyDeployment(testNS, deploykube.SchedulerName)}
+			if tc.slice != nil {
+				objs = append(objs, tc.slice)
+			}
+			p, _, dyn := targetPlatform(t, cfg, objs...)
+			_, err := p.Up(context.Background())
+			if err == nil || !strings.Contains(err.Error(), "no ready endpoint") || !strings.Contains(err.Error(), "prometheus") {
+				t.Fatalf("Up: %v, want the Prometheus Service's missing ready endpoint", err)
+			}
+			if got := dynNames(t, dyn, gvrSO, testNS); len(got) != 0 {
+				t.Errorf("ScaledObjects applied %v before Prometheus was routable", got)
+			}
+		})
+	}
+}
+
+// endpointSlice is the EndpointSlice of Service name with one endpoint.
+func endpointSlice(ns, name string, ready bool) *discoveryv1.EndpointSlice {
+	return &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-abcde", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+	}
+}
+
+// lastApplied is "resource/name" of the last server-side apply on dyn.
+func lastApplied(dyn *dynamicfake.FakeDynamicClient) string {
+	last := ""
+	for _, a := range dyn.Actions() {
+		if pa, ok := a.(k8stesting.PatchActionImpl); ok && pa.GetPatchType() == types.ApplyPatchType {
+			last = pa.GetResource().Resource + "/" + pa.GetName()
+		}
+	}
+	return last
 }
 
 // TestUpTargetAdopted: an adopted target gets only the two roles; Up

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
 	"github.com/scaleproof/scaleproof/deploy/render"
@@ -23,7 +25,8 @@ import (
 // render.TargetPrometheus (the trigger's Prometheus, NodePort 30083); Up
 // waits for the rollouts of the scale target's Deployment, the scheduler
 // (queue workload) and Prometheus (keda), and for the load Service's
-// /readyz. The load goes to http://NodeHost:TargetHostPort (kind maps
+// /readyz; a ScaledObject is applied last, once its Prometheus answers
+// and the Prometheus Service has a ready endpoint. The load goes to http://NodeHost:TargetHostPort (kind maps
 // NodePort 30082 there) and Prometheus is read at
 // http://NodeHost:PrometheusHostPort; without NodeHost both are
 // port-forwards to one pod each, so a port-forwarded load reaches one pod
@@ -82,6 +85,12 @@ func (p *Platform) upTarget(ctx context.Context) (platform.Endpoints, error) {
 			objs = append(objs, prom...)
 			rollouts = append(rollouts, deploykube.PrometheusName)
 		}
+		// The ScaledObject waits for its Prometheus: KEDA queries at once
+		// and keeps the connection alive, so a first query sent before
+		// kube-proxy routes the Service's ClusterIP leaves the cluster
+		// (seen on kind: the host's network answered 404 to every later
+		// query on that one connection).
+		objs, late := splitKind(objs, "ScaledObject")
 		if err := p.applyAll(ctx, objs); err != nil {
 			return platform.Endpoints{}, err
 		}
@@ -111,6 +120,13 @@ func (p *Platform) upTarget(ctx context.Context) (platform.Endpoints, error) {
 			if err := serve.WaitOK(ctx, promURL+"/-/ready", 60*time.Second, nil); err != nil {
 				return platform.Endpoints{}, fmt.Errorf("platform kubeconfig: %w", err)
 			}
+			if err := p.waitServiceReady(ctx, deploykube.PrometheusName); err != nil {
+				return platform.Endpoints{}, err
+			}
+			if err := p.applyAll(ctx, late); err != nil {
+				return platform.Endpoints{}, err
+			}
+			p.log.Info("applied the ScaledObject after its Prometheus answered", "objects", len(late))
 		}
 		p.Timings.Ready = time.Since(start)
 		ref.HPA = deploykube.TargetName
@@ -140,6 +156,47 @@ func (p *Platform) applyAll(ctx context.Context, objs []*unstructured.Unstructur
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// splitKind returns objs without the objects of kind, and those.
+func splitKind(objs []*unstructured.Unstructured, kind string) (rest, of []*unstructured.Unstructured) {
+	for _, o := range objs {
+		if o.GetKind() == kind {
+			of = append(of, o)
+		} else {
+			rest = append(rest, o)
+		}
+	}
+	return rest, of
+}
+
+// waitServiceReady waits (up to RolloutTimeout) until an EndpointSlice
+// of the Service name holds a ready endpoint: what kube-proxy needs to
+// route the Service's ClusterIP to a pod. With a NodeHost, the /-/ready
+// that came back through the NodePort already showed kube-proxy has
+// synced the Service (NodePort and ClusterIP rules are written together).
+func (p *Platform) waitServiceReady(ctx context.Context, name string) error {
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, p.cfg.RolloutTimeout, true, func(ctx context.Context) (bool, error) {
+		list, err := p.kc.DiscoveryV1().EndpointSlices(p.cfg.Namespace).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		last = fmt.Sprintf("%d EndpointSlices, no ready endpoint", len(list.Items))
+		for _, s := range list.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || *e.Conditions.Ready {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("platform kubeconfig: Service %s/%s has no ready endpoint within %s: %s (%w)", p.cfg.Namespace, name, p.cfg.RolloutTimeout, last, err)
 	}
 	return nil
 }
