@@ -20,6 +20,13 @@ type ClusterConfigOptions struct {
 	HostPorts map[int]int
 }
 
+// The cluster's own address ranges (kind's defaults, set explicitly so
+// Confine names the same ones).
+const (
+	PodSubnet     = "10.244.0.0/16"
+	ServiceSubnet = "10.96.0.0/16"
+)
+
 // ClusterConfig is the tested single-node config: one control-plane node;
 // kubelet allowed on cgroup v1 (failCgroupV1: false; kubelet >= 1.35
 // otherwise crash-loops "kubelet is configured to not run on a host using
@@ -30,6 +37,8 @@ func ClusterConfig(o ClusterConfigOptions) *v1alpha4.Cluster {
 		Name:     o.Name,
 		Networking: v1alpha4.Networking{
 			DisableDefaultCNI: o.StaticCNI,
+			PodSubnet:         PodSubnet,
+			ServiceSubnet:     ServiceSubnet,
 		},
 		KubeadmConfigPatches: []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"},
 	}

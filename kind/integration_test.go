@@ -168,6 +168,11 @@ func TestKindClusterForReal(t *testing.T) {
 	if err != nil || !strings.Contains(string(imgs), "scaleproof.local/kind-it") {
 		t.Fatalf("loaded image not in the node: %v\n%s", err, imgs)
 	}
+	// A ClusterIP no Service holds is refused at the node (curl exit 7),
+	// never answered from outside the cluster.
+	if out, err := exec.CombinedOutputLines(nodes[0].Command("curl", "-s", "-m", "5", "-o", "/dev/null", "http://10.96.255.254:9090/")); err == nil || !strings.Contains(err.Error(), "exit status 7") {
+		t.Errorf("an unrouted ClusterIP from the node: %v %v, want refused (curl exit 7)", err, out)
+	}
 }
 
 type testWriter struct{ t *testing.T }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -120,6 +121,7 @@ type fakeClusters struct {
 	created   []string
 	deleted   []string
 	loaded    []string
+	confined  []string
 	logsDir   string
 	cfg       *v1alpha4.Cluster
 }
@@ -163,6 +165,12 @@ func (f *fakeClusters) CollectLogs(_, dir string) error {
 		return errors.New("logs asked for after delete")
 	}
 	return os.WriteFile(filepath.Join(dir, "kind-version.txt"), []byte("fake"), 0o644)
+}
+func (f *fakeClusters) Confine(_ string, cidrs []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.confined = append(f.confined, cidrs...)
+	return nil
 }
 func (f *fakeClusters) LoadImageArchive(_, archive string) error {
 	f.mu.Lock()
@@ -246,6 +254,9 @@ func TestLifecycle(t *testing.T) {
 	if len(fc.loaded) != 1 || fc.created[0] != "scaleproof-t1" || !fc.cfg.Networking.DisableDefaultCNI {
 		t.Fatalf("fake %+v", fc)
 	}
+	if want := []string{ServiceSubnet}; !slices.Equal(fc.confined, want) || fc.cfg.Networking.ServiceSubnet != ServiceSubnet || fc.cfg.Networking.PodSubnet != PodSubnet {
+		t.Errorf("confined %v (config's subnets %s, %s), want %v: the ranges the cluster is made with", fc.confined, fc.cfg.Networking.ServiceSubnet, fc.cfg.Networking.PodSubnet, want)
+	}
 	if !strings.Contains(out.String(), "provider podman") || !strings.Contains(out.String(), "unable to apply caps") {
 		t.Fatalf("the choice and its reason were not said: %q", out.String())
 	}
@@ -271,7 +282,7 @@ func TestLifecycle(t *testing.T) {
 	if up, _ := k.IsUp(ctx); up {
 		t.Fatal("IsUp true after Down")
 	}
-	if want := "choose provider,node image,create cluster,load images,deploy,export logs,delete cluster"; stepNames(k) != want {
+	if want := "choose provider,node image,create cluster,confine,load images,deploy,export logs,delete cluster"; stepNames(k) != want {
 		t.Fatalf("steps %s, want %s", stepNames(k), want)
 	}
 }
@@ -352,5 +363,24 @@ func TestNewRejectsBadProvider(t *testing.T) {
 	}
 	if _, err := New(Config{Provider: "auto"}); err == nil {
 		t.Fatal("no run id accepted")
+	}
+}
+
+// TestConfineRules: the Service range gets a REJECT in FORWARD (pods) and
+// OUTPUT (the node's own processes), first in the chain, matched on the
+// address after NAT and on no interface.
+func TestConfineRules(t *testing.T) {
+	got := ConfineRules("10.96.0.0/16")
+	want := [][]string{
+		{"-I", "FORWARD", "1", "-d", "10.96.0.0/16", "-j", "REJECT"},
+		{"-I", "OUTPUT", "1", "-d", "10.96.0.0/16", "-j", "REJECT"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("rules %v, want %v", got, want)
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("rule %d: %v, want %v", i, got[i], want[i])
+		}
 	}
 }

@@ -3,10 +3,12 @@ package kind
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+	"sigs.k8s.io/kind/pkg/exec"
 )
 
 // clusters is the part of kind's Go API the platform uses (a fake in the
@@ -17,6 +19,7 @@ type clusters interface {
 	List() ([]string, error)
 	CollectLogs(name, dir string) error
 	LoadImageArchive(name, archive string) error
+	Confine(name string, cidrs []string) error
 }
 
 // kindClusters is kind's own provider.
@@ -54,6 +57,43 @@ func (k kindClusters) LoadImageArchive(name, archive string) error {
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("load %s into %s: %w", archive, n.String(), err)
+		}
+	}
+	return nil
+}
+
+// ConfineRules are the iptables rules (as arguments after "iptables")
+// Confine inserts in a node for the cluster's Service range: a packet
+// still addressed to a ClusterIP after kube-proxy's NAT is refused, from a
+// pod (FORWARD) or from the node itself (OUTPUT). kube-proxy translates
+// every ClusterIP it has written rules for to a pod or the API server, so
+// only a packet nothing in the cluster routes matches: a ClusterIP no
+// Service holds, or one dialled in the second before kube-proxy wrote its
+// rules. Without them such a packet leaves the node for the host's
+// network, and whatever answers there (seen here: an HTTP 404 from the
+// host's own egress) is taken for the Service, on a kept-alive connection.
+// (An out-interface match would be wrong in OUTPUT: there it is the
+// interface routed before the NAT.)
+func ConfineRules(cidr string) [][]string {
+	return [][]string{
+		{"-I", "FORWARD", "1", "-d", cidr, "-j", "REJECT"},
+		{"-I", "OUTPUT", "1", "-d", cidr, "-j", "REJECT"},
+	}
+}
+
+// Confine inserts ConfineRules for each CIDR into every node.
+func (k kindClusters) Confine(name string, cidrs []string) error {
+	nodes, err := k.p.ListNodes(name)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		for _, c := range cidrs {
+			for _, r := range ConfineRules(c) {
+				if out, err := exec.CombinedOutputLines(n.Command("iptables", r...)); err != nil {
+					return fmt.Errorf("confine %s on %s: iptables %s: %w: %s", c, n.String(), strings.Join(r, " "), err, strings.Join(out, " "))
+				}
+			}
 		}
 	}
 	return nil

@@ -17,7 +17,8 @@ import (
 )
 
 // Up picks the engine, makes sure the node image is there, creates the
-// cluster (kubeconfig into the artifacts), loads the images and deploys the
+// cluster (kubeconfig into the artifacts), keeps its Service range
+// inside it (ConfineRules), loads the images and deploys the
 // system. Whatever it made is deleted by Down, also after a failed Up.
 func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
 	if k.cfg.Artifacts == "" {
@@ -78,6 +79,11 @@ func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
 		return platform.Endpoints{}, err
 	}
 	if err := ctx.Err(); err != nil {
+		return platform.Endpoints{}, err
+	}
+	if err := k.step("confine", func() error {
+		return api.Confine(k.name, []string{ServiceSubnet})
+	}); err != nil {
 		return platform.Endpoints{}, err
 	}
 

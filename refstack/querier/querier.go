@@ -261,11 +261,16 @@ func (q *Querier) session(ctx context.Context) error {
 	}
 	resp, err := q.hc.Do(req)
 	if err != nil {
+		q.hc.CloseIdleConnections()
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		// The next session dials anew: a kept-alive connection that got
+		// an error answer may lead somewhere other than the scheduler (a
+		// Service's ClusterIP dialled before kube-proxy routed it).
+		q.hc.CloseIdleConnections()
 		return fmt.Errorf("connect: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	br := bufio.NewReader(resp.Body)

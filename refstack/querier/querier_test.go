@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -301,5 +303,42 @@ func TestQuerierCPUPerCall(t *testing.T) {
 	r := receive(t, replies, "the answer")
 	if r.status != 200 || !strings.Contains(r.body, "worked 50 ms on qa") {
 		t.Fatalf("answer %d %s", r.status, r.body)
+	}
+}
+
+type connKey struct{}
+
+// TestQuerierRedialsAfterErrorAnswer: a connection that answered the
+// connect with an error (here: the first TCP connection answers 404 to
+// everything, as a ClusterIP dialled before kube-proxy routed it did on
+// kind) is not kept for the next session; the querier dials anew and
+// reaches the scheduler. Without the redial it would retry on the same
+// kept-alive connection and never connect.
+func TestQuerierRedialsAfterErrorAnswer(t *testing.T) {
+	s := scheduler.New(scheduler.Config{Logger: quiet})
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Context().Value(connKey{}).(int) == 1 {
+			http.NotFound(w, r)
+			return
+		}
+		s.Handler().ServeHTTP(w, r)
+	}))
+	srv.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		mu.Lock()
+		defer mu.Unlock()
+		conns++
+		return context.WithValue(ctx, connKey{}, conns)
+	}
+	srv.Start()
+	t.Cleanup(func() { s.Close(); srv.Close() })
+
+	startQuerier(t, srv.URL, "qa", 2, nil)
+	waitState(t, s, "the querier's session after a 404 on its first connection", func(st scheduler.Stats) bool { return st.Queriers == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if conns < 2 {
+		t.Errorf("%d connections made, want a new one after the 404", conns)
 	}
 }
