@@ -256,7 +256,7 @@ func hpaContracts(p hpaParams) Contracts {
 			Source: winSrc}
 		if d, ok := drainTime(p.max, p.min, p.b.down, p.sync); ok {
 			c[FactBackToMin] = Contract{Applies: true, Bound: p.b.down.window + p.sync + d,
-				Text: fmt.Sprintf("after the load the count returns to minReplicas (%d) within the stabilization window (%s), one sync (%s) and %s for the scale-down policies (%s) to take it down from maxReplicas (%d); counted from the first metric reading under the target",
+				Text: fmt.Sprintf("after the load the count returns to minReplicas (%d) within the stabilization window (%s), one sync (%s) and %s for the scale-down policies (%s) to take it down from maxReplicas (%d); counted from when the metric falls under the target (a run counts from the load's end and allows one metric resolution and one sync for that)",
 					p.min, dw, sync, secs(d), policiesText(p.b.down), p.max),
 				Source: winSrc + `; "Scaling policies"`}
 		} else {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -401,7 +402,11 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 		Text:   "the admin's Role grants patch on scaledobjects.keda.sh: the API server accepts its minReplicaCount and maxReplicaCount (KEDA's admission webhook, when installed, may refuse bounds that disagree)",
 		Source: rbacDoc + "; " + kedaDoc}
 	cs := c[FactCountSet]
-	cs.Text = "KEDA's HPA owns the count from 1 to N: " + cs.Text
+	if t, ok := strings.CutPrefix(cs.Text, "the HPA owns the count: "); ok {
+		cs.Text = "KEDA's HPA owns every count from 1 up: " + t
+	} else {
+		cs.Text = "KEDA's HPA owns every count from 1 up: " + cs.Text
+	}
 	if min == 0 {
 		cs.Bound = maxDur(cs.Bound, poll)
 		cs.Text += fmt.Sprintf("; KEDA's own loop (every pollingInterval, %s) owns 0 <-> 1: it activates a count of 0 while a trigger is active, and deactivates to 0 after the cooldownPeriod", secs(poll))
@@ -430,7 +435,7 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 	if lb, q := s.lookback(); lb > 0 {
 		if k := c[FactBackToMin]; k.Applies {
 			k.Bound += lb
-			k.Text += fmt.Sprintf("; counted from when the trigger's signal falls: its query looks back %s (%s), so it holds the load's peak that long after the load ends", secs(lb), q)
+			k.Text += fmt.Sprintf("; the trigger's query looks back %s (%s): its signal holds the load's peak that long after the load ends, and the bound adds it", secs(lb), q)
 			c[FactBackToMin] = k
 		}
 	}
