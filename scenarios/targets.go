@@ -235,7 +235,10 @@ type TargetScenario struct {
 	Title string
 	// Facts are the facts it judges, in report order.
 	Facts    []target.Fact
-	Expected func(p TargetProfile) time.Duration
+	// Expected is about how long the scenario runs on p with the
+	// target's contracts c (the progress line's "~N s"), not counting the
+	// wait for the count to settle at min first.
+	Expected func(p TargetProfile, c target.Contracts) time.Duration
 	Run      func(ctx context.Context, e *TargetEnv, s *TargetScope) error
 }
 
@@ -297,7 +300,7 @@ func (e *TargetEnv) Run(ctx context.Context, list []TargetScenario) []reports.Ve
 func (e *TargetEnv) RunOne(ctx context.Context, sc TargetScenario) reports.Verdict {
 	s := &TargetScope{Name: sc.Name, env: e, Start: e.clock().Now(), contracts: e.Target.Contracts()}
 	if sc.Expected != nil {
-		s.expected = sc.Expected(e.Profile)
+		s.expected = sc.Expected(e.Profile, s.contracts)
 	}
 	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: e.Target.Name(), Started: s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "target", e.Target.Name())

@@ -49,8 +49,12 @@ func TargetSpike() TargetScenario {
 		Name:  "target-spike",
 		Title: "the k6 stages of Grafana's post (ramp up, hold, two spikes, ramp down): up, within bounds, no early scale-down, back to min",
 		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactNoEarlyScaleDown, target.FactBackToMin},
-		Expected: func(p TargetProfile) time.Duration {
-			return targetSpikeProfile(p).TotalDuration() + p.Stabilization + backMargin(p)
+		Expected: func(p TargetProfile, c target.Contracts) time.Duration {
+			back := p.Stabilization
+			if k := c[target.FactBackToMin]; k.Applies {
+				back = k.Bound
+			}
+			return targetSpikeProfile(p).TotalDuration() + back + backMargin(p)
 		},
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
 			if err := s.settle(ctx); err != nil {

@@ -183,9 +183,16 @@ func TestTargetProfiles(t *testing.T) {
 		t.Errorf("quick: %+v", q)
 	}
 	for _, sc := range TargetScenarios() {
-		if d := sc.Expected(q); d > 200*time.Second {
+		if d := sc.Expected(q, nil); d > 200*time.Second {
 			t.Errorf("%s: expected %s on quick", sc.Name, d)
 		}
+	}
+	// the spike's expected length follows the target's back-to-min bound
+	// (a KEDA trigger's lookback makes it minutes longer than the window)
+	spike := TargetSpike()
+	long := target.Contracts{target.FactBackToMin: {Applies: true, Text: "x", Bound: 195 * time.Second}}
+	if a, b := spike.Expected(q, nil), spike.Expected(q, long); b-a != 195*time.Second-q.Stabilization {
+		t.Errorf("spike expected %s without a back-to-min contract, %s with a 195 s bound: want the bound in place of the window", a, b)
 	}
 	if d := targetSpikeProfile(TargetPublished()).TotalDuration(); d != 7*time.Minute {
 		t.Errorf("published spike stages: %s, want the post's 7 min", d)
