@@ -234,7 +234,7 @@ type TargetScenario struct {
 	Name  string
 	Title string
 	// Facts are the facts it judges, in report order.
-	Facts    []target.Fact
+	Facts []target.Fact
 	// Expected is about how long the scenario runs on p with the
 	// target's contracts c (the progress line's "~N s"), not counting the
 	// wait for the count to settle at min first.
