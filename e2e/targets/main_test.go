@@ -91,15 +91,16 @@ func TestMain(m *testing.M) {
 // sure of the add-ons' images (kedaimage's cache), makes the kind cluster
 // with the target NodePorts mapped, loads every image and installs
 // metrics-server and KEDA, then points the environment at the cluster.
-func setupCluster(ctx context.Context, cfg *envconf.Config) (context.Context, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+func setupCluster(parent context.Context, cfg *envconf.Config) (context.Context, error) {
+	// The features get parent back: this bounded context ends with setup.
+	ctx, cancel := context.WithTimeout(parent, 20*time.Minute)
 	defer cancel()
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		return ctx, err
+		return parent, err
 	}
 	var err error
 	if bin, err = os.MkdirTemp("", "scaleproof-e2e-bin-"); err != nil {
-		return ctx, err
+		return parent, err
 	}
 	for _, b := range []struct{ out, pkg string }{
 		{"scaleproof", "github.com/scaleproof/scaleproof/cmd/scaleproof"},
@@ -108,22 +109,22 @@ func setupCluster(ctx context.Context, cfg *envconf.Config) (context.Context, er
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(bin, b.out), b.pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return ctx, fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+			return parent, fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
 		}
 	}
 	refBytes, err := os.ReadFile(filepath.Join(bin, "scaleproof-ref"))
 	if err != nil {
-		return ctx, err
+		return parent, err
 	}
 	if refImage, err = image.Tag("", refBytes); err != nil {
-		return ctx, err
+		return parent, err
 	}
 	refArchive := filepath.Join(bin, "scaleproof-ref.tar")
 	if err := image.Write(refArchive, refImage, refBytes); err != nil {
-		return ctx, err
+		return parent, err
 	}
 	if images, err = kedaimage.Ensure(ctx, kedaimage.Options{Nice: 19, Log: log}); err != nil {
-		return ctx, fmt.Errorf("the add-ons' images (make keda-images): %w", err)
+		return parent, fmt.Errorf("the add-ons' images (make keda-images): %w", err)
 	}
 
 	b := make([]byte, 3)
@@ -138,20 +139,20 @@ func setupCluster(ctx context.Context, cfg *envconf.Config) (context.Context, er
 			return noSystem{}, nil
 		}})
 	if err != nil {
-		return ctx, err
+		return parent, err
 	}
 	if _, err := kp.Up(ctx); err != nil {
-		return ctx, fmt.Errorf("kind up: %w", err)
+		return parent, fmt.Errorf("kind up: %w", err)
 	}
 	t, err := addons.Install(ctx, kp.Kubeconfig(), addons.Options{MetricsServer: true, KEDA: true, Log: log,
 		Images: addons.Images{MetricsServer: images.Ref("metrics-server"), KEDAOperator: images.Ref("keda"),
 			KEDAMetricsAPIServer: images.Ref("keda-metrics-apiserver"), KEDAWebhooks: images.Ref("keda-admission-webhooks")}})
 	if err != nil {
-		return ctx, fmt.Errorf("add-ons: %w", err)
+		return parent, fmt.Errorf("add-ons: %w", err)
 	}
 	log.Info("add-ons serving", "took", t.Total.String())
 	cfg.WithKubeconfigFile(kp.Kubeconfig())
-	return ctx, nil
+	return parent, nil
 }
 
 // deleteCluster dumps the cluster's logs and deletes it (also after a

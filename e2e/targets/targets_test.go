@@ -97,13 +97,23 @@ func undeploy(ctx context.Context, t *testing.T, _ *envconf.Config) context.Cont
 }
 
 // withLoad runs 12 VUs of 200 ms work calls at the target's load URL
-// while fn waits (bounded by the load's own 4 minutes).
+// while fn waits (bounded by the load's own 4 minutes); a load that
+// failed (a bad profile, no calls answered) is the error, whatever fn saw.
 func withLoad(ctx context.Context, url string, fn func() error) error {
+	lp := load.ConstantVUs(12, 4*time.Minute)
+	lp.GracefulStop = 5 * time.Second
+	if err := lp.Validate(); err != nil {
+		return fmt.Errorf("the load: %w", err)
+	}
 	hc := load.NewHTTPClient(16, 30*time.Second, nil)
-	l := scenarios.EngineLoad(ctx, hc, url, load.Profile{Executor: load.ExecutorConstantVUs, VUs: 12, Duration: 4 * time.Minute,
-		GracefulStop: 5 * time.Second}, 200)
-	defer func() { l.Stop(); l.Wait() }()
-	return fn()
+	l := scenarios.EngineLoad(ctx, hc, url, lp, 200)
+	err := fn()
+	l.Stop()
+	l.Wait()
+	if lerr := l.Err(); lerr != nil {
+		return fmt.Errorf("the load: %w (waiting: %v)", lerr, err)
+	}
+	return err
 }
 
 var (
