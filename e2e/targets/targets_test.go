@@ -151,6 +151,17 @@ func replicasAbove(cfg *envconf.Config, ns, name string, n int32) func(context.C
 	})
 }
 
+// atReplicas: the Deployment's spec.replicas is n (the autoscaler has
+// brought it to its minimum before a load, so a count above it afterwards
+// is the autoscaler's doing, not the manifest's initial replicas).
+func atReplicas(cfg *envconf.Config, ns, name string, n int32) func(context.Context) (bool, error) {
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	return conditions.New(cfg.Client().Resources(ns)).ResourceMatch(dep, func(o k8s.Object) bool {
+		d := o.(*appsv1.Deployment)
+		return d.Spec.Replicas != nil && *d.Spec.Replicas == n
+	})
+}
+
 func hpaOf(ns, name string) *autoscalingv2.HorizontalPodAutoscaler {
 	return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 }
@@ -231,6 +242,9 @@ func TestHPAOnWorkers(t *testing.T) {
 		Assess("RBAC: the viewer is refused (403), the admin may", rbacAssessment).
 		Assess("under load the HPA scales the Deployment above minReplicas", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			d := fromCtx(ctx, t)
+			if err := wait.For(atReplicas(cfg, d.ref.Namespace, d.ref.Deployment, 1), wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second)); err != nil {
+				t.Fatalf("deployment %s not at minReplicas 1 within 3 min at rest: %v", d.ref.Deployment, err)
+			}
 			err := withLoad(ctx, d.ref.LoadURL, func() error {
 				return wait.For(replicasAbove(cfg, d.ref.Namespace, d.ref.Deployment, 1), wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second))
 			})
@@ -294,6 +308,11 @@ func TestKEDAOnQueue(t *testing.T) {
 		Assess("RBAC: the viewer is refused (403), the admin may", rbacAssessment).
 		Assess("under load KEDA scales the queriers above minReplicaCount", func(ctx context.Context, t *testing.T, cfg *envconf.Config) context.Context {
 			d := fromCtx(ctx, t)
+			// the queue's manifest starts 2 queriers: first KEDA's HPA
+			// brings them to 1 (the 60 s window and a sync)
+			if err := wait.For(atReplicas(cfg, d.ref.Namespace, deploykube.QuerierName, 1), wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second)); err != nil {
+				t.Fatalf("queriers not at minReplicaCount 1 within 3 min at rest: %v", err)
+			}
 			err := withLoad(ctx, d.ref.LoadURL, func() error {
 				return wait.For(replicasAbove(cfg, d.ref.Namespace, deploykube.QuerierName, 1), wait.WithContext(ctx), wait.WithTimeout(3*time.Minute), wait.WithInterval(time.Second))
 			})
