@@ -268,7 +268,7 @@ func SelectTargets(names []string) ([]TargetScenario, error) {
 			for _, s := range all {
 				have = append(have, s.Name)
 			}
-			return nil, fmt.Errorf("unknown target scenario %q (have: %s)", n, strings.Join(have, ", "))
+			return nil, fmt.Errorf("unknown target scenario %q (have: %s, or targets for all of them)", n, strings.Join(have, ", "))
 		}
 	}
 	return out, nil

@@ -172,7 +172,8 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
   scaleproof run --scenarios targets
   scaleproof run --platform kind --target hpa
   scaleproof run --platform kind --target keda --workload queue
-  scaleproof run --platform kubeconfig --target hpa --namespace shop --deployment api --hpa api
+  scaleproof run --platform kubeconfig --target hpa --namespace shop --deployment api --hpa api \
+      --load-url http://127.0.0.1:8080    # after kubectl -n shop port-forward svc/api 8080:80
   scaleproof run --platform kubeconfig --kubeconfig kind.kubeconfig --image scaleproof.local/scaleproof-ref:sha-0123456789ab \
       --node-host 127.0.0.1 --console-port 30081 --edge-port 30080
   scaleproof run --platform external --name GKE --console-url https://console.example \
@@ -258,6 +259,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	if o.targetSpec != nil {
 		tkind = target.Kind(o.targetSpec.Kind)
 	}
+	o.scenarios = cleanScenarioNames(o.scenarios)
 	onTarget, tnames, err := targetScenarioNames(tkind, o.scenarios)
 	if err != nil {
 		return withCode(exitUsage, err)

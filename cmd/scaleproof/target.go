@@ -35,7 +35,7 @@ func addTargetFlags(f *pflag.FlagSet, o *targetOpts) {
 	f.StringVar(&o.deployment, "deployment", "", "kubeconfig with --target: adopt this Deployment (in --namespace) as the scale target, judged as it is; nothing is deployed")
 	f.StringVar(&o.hpa, "hpa", "", "kubeconfig with --target hpa: the HorizontalPodAutoscaler of --deployment to judge (with keda: the HPA KEDA made, default keda-hpa-<scaled object>)")
 	f.StringVar(&o.scaledObject, "scaled-object", "", "kubeconfig with --target keda: the ScaledObject of --deployment to judge")
-	f.StringVar(&o.url, "load-url", "", "kubeconfig with --target, adopting: the base URL the load's calls go to ({load-url}/mcp); default: what the platform finds")
+	f.StringVar(&o.url, "load-url", "", "kubeconfig with --target, adopting: the base URL the load's calls go to ({load-url}/mcp); needed when adopting, a loopback address (127.0.0.0/8), e.g. your kubectl port-forward to the Service")
 }
 
 // targetFromRef builds the Target the platform's Up described (a variable
@@ -109,6 +109,32 @@ func resolveTarget(platformName, namespace string, t targetOpts) (*platform.Targ
 
 // targetsKeyword is --scenarios targets: every target scenario.
 const targetsKeyword = "targets"
+
+// cleanScenarioNames cleans --scenarios: names trimmed, empty ones dropped, and
+// each name (or the targets keyword's expansion) run once, in first-seen
+// order ("targets,target-roles" runs the five once).
+func cleanScenarioNames(names []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, n := range names {
+		switch n = strings.TrimSpace(n); {
+		case n == "":
+		case n == targetsKeyword:
+			for _, s := range scenarios.TargetScenarios() {
+				add(s.Name)
+			}
+		default:
+			add(n)
+		}
+	}
+	return out
+}
 
 // targetScenarioNames reads --scenarios for a run on target kind: whether
 // the target scenarios run (always for hpa and keda; for the console when

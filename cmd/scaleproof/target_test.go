@@ -104,6 +104,29 @@ func TestRunTargetUsage(t *testing.T) {
 // TestTargetScenarioNames: --scenarios on each target: hpa and keda always
 // run the target scenarios and refuse the console's; the console runs them
 // when one is named (or "targets", all five), and never both kinds at once.
+// TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
+// targets keyword expanded, and each scenario runs once.
+func TestCleanScenarioNames(t *testing.T) {
+	all := "target-roles,target-sustained,target-max-lowered,target-spike,target-outage"
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{"sustained", "sustained"},
+		{"targets,targets", all},
+		{"targets,target-roles", all},
+		{"target-roles,target-roles", "target-roles"},
+		{"target-roles,,", "target-roles"},
+		{" target-roles , burst", "target-roles,burst"},
+	} {
+		var in []string
+		if tc.in != "" {
+			in = strings.Split(tc.in, ",")
+		}
+		if got := strings.Join(cleanScenarioNames(in), ","); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestTargetScenarioNames(t *testing.T) {
 	all := []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike", "target-outage"}
 	for _, tc := range []struct {

@@ -193,6 +193,10 @@ func restConfig(path, kubeContext string) (*rest.Config, error) {
 	if path != "" {
 		rules.ExplicitPath = path
 	}
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: kubeContext}).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errors.New("no kubeconfig found: pass --kubeconfig FILE or set $KUBECONFIG (the default is ~/.kube/config)")
+	}
+	return rc, err
 }

@@ -59,7 +59,7 @@ func checkTarget(c Config) []error {
 			errs = append(errs, errors.New("target: adopt: no ScaledObject named"))
 		}
 		if err := loopbackURL(a.LoadURL); err != nil {
-			errs = append(errs, fmt.Errorf("target: adopt: load URL: %w", err))
+			errs = append(errs, fmt.Errorf("target: adopt: --load-url: %w", err))
 		}
 		return errs
 	}
@@ -95,6 +95,9 @@ func checkTarget(c Config) []error {
 // loopbackURL accepts an http(s) URL whose host is a loopback address:
 // load goes to loopback only (a port-forward, or kind's mapped NodePort).
 func loopbackURL(s string) error {
+	if s == "" {
+		return errors.New("needed when adopting: where the load's calls go, a loopback URL such as http://127.0.0.1:8080 (for example kubectl port-forward svc/NAME 8080:80)")
+	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q: want http://127.0.0.1:PORT", s)

@@ -458,7 +458,8 @@ func TestNewTargetBadInput(t *testing.T) {
 		{"adopt hpa without hpa", func(c *Config) { adopt(c).HPA = "" }, "HorizontalPodAutoscaler"},
 		{"adopt keda without scaledobject", func(c *Config) { adopt(c); c.Target.Kind = "keda" }, "ScaledObject"},
 		{"adopt remote load", func(c *Config) { adopt(c).LoadURL = "http://10.0.0.5:80" }, "loopback"},
-		{"adopt load not a URL", func(c *Config) { adopt(c).LoadURL = "api:80" }, "load URL"},
+		{"adopt load not a URL", func(c *Config) { adopt(c).LoadURL = "api:80" }, "--load-url"},
+		{"adopt no load URL", func(c *Config) { adopt(c).LoadURL = "" }, "--load-url: needed when adopting"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good
