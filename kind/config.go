@@ -20,8 +20,8 @@ type ClusterConfigOptions struct {
 	HostPorts map[int]int
 }
 
-// The cluster's own address ranges (kind's defaults, set explicitly so
-// Confine names the same ones).
+// The cluster's own address ranges: kind's defaults, set explicitly so
+// the Service range Up confines (ConfineRules) is the one the cluster has.
 const (
 	PodSubnet     = "10.244.0.0/16"
 	ServiceSubnet = "10.96.0.0/16"

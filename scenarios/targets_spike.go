@@ -32,6 +32,16 @@ func targetSpikeProfile(p TargetProfile) load.Profile {
 // one sync period for the controller to read it.
 func backMargin(p TargetProfile) time.Duration { return p.MetricResolution + p.SyncPeriod }
 
+// backWait is how long after the load's end the count may take to come
+// back to min: the back-to-min contract's Bound when the target promises
+// it (else the profile's stabilization window), plus backMargin.
+func backWait(p TargetProfile, back target.Contract) time.Duration {
+	if back.Applies {
+		return back.Bound + backMargin(p)
+	}
+	return p.Stabilization + backMargin(p)
+}
+
 // TargetSpike: from the count at rest, the post's k6 stages (ramp up, hold,
 // two spikes, ramp down; scaled by the profile). A timeline point is
 // written every sample (time, the load's VUs and in-flight, the target's
@@ -50,11 +60,7 @@ func TargetSpike() TargetScenario {
 		Title: "the k6 stages of Grafana's post (ramp up, hold, two spikes, ramp down): up, within bounds, no early scale-down, back to min",
 		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactNoEarlyScaleDown, target.FactBackToMin},
 		Expected: func(p TargetProfile, c target.Contracts) time.Duration {
-			back := p.Stabilization
-			if k := c[target.FactBackToMin]; k.Applies {
-				back = k.Bound
-			}
-			return targetSpikeProfile(p).TotalDuration() + back + backMargin(p)
+			return targetSpikeProfile(p).TotalDuration() + backWait(p, c[target.FactBackToMin])
 		},
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
 			if err := s.settle(ctx); err != nil {
@@ -91,11 +97,7 @@ func TargetSpike() TargetScenario {
 			s.Phase("load ended: waiting for the count to come back to min")
 			var back targetSample
 			var backErr error
-			wait := p.Stabilization + backMargin(p)
-			if s.contract(target.FactBackToMin).Applies {
-				wait = s.contract(target.FactBackToMin).Bound + backMargin(p)
-			}
-			if left := end.Add(wait).Sub(s.now()); left > 0 {
+			if left := end.Add(backWait(p, s.contract(target.FactBackToMin))).Sub(s.now()); left > 0 {
 				back, backErr = s.waitFor(ctx, "the count back at min", left, func(x targetSample) bool { return x.Count == x.Min })
 			} else {
 				back = s.sample(ctx)

@@ -143,12 +143,9 @@ func cleanScenarioNames(names []string) []string {
 // a usage error, as are the console's own scenarios with hpa or keda.
 func targetScenarioNames(kind target.Kind, names []string) (bool, []string, error) {
 	var tnames, cnames []string
+	names = cleanScenarioNames(names) // the targets keyword expanded
 	for _, n := range names {
 		switch {
-		case n == targetsKeyword:
-			for _, s := range scenarios.TargetScenarios() {
-				tnames = append(tnames, s.Name)
-			}
 		case strings.HasPrefix(n, "target-"):
 			tnames = append(tnames, n)
 		default:
