@@ -17,8 +17,8 @@ import (
 	"github.com/onsi/ginkgo/v2/reporters"
 	. "github.com/onsi/gomega"
 
-	"github.com/scaleproof/scaleproof/deploy/image"
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"

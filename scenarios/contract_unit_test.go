@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 

@@ -12,7 +12,7 @@ const KindAtMax = "at_max"
 
 // AtMaxRecord is the "at_max" record: the zone ran at its max_count for
 // SecondsAtMax of the SampledS seconds it was sampled, the longest stretch
-// LongestS. the "maxed out" alert of Grafana's post on autoscaling Loki queries with KEDA (deploy/prometheus/alerts.yaml)
+// LongestS. the "maxed out" alert of Grafana's post on autoscaling Loki queries with KEDA (autoscaler/deploy/prometheus/alerts.yaml)
 // fires on the same fact once a stretch reaches 3 h.
 type AtMaxRecord struct {
 	Scenario     string  `json:"scenario"`

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	refworker "github.com/scaleproof/scaleproof/refstack/worker"
+	refworker "github.com/scaleproof/scaleproof/autoscaler/worker"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/target"

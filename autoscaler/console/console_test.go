@@ -22,8 +22,8 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/console"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

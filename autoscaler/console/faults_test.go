@@ -7,7 +7,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler/console"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
 // The audit-readable-by-viewer fault opens GET /api/v1/audit to a viewer

@@ -21,9 +21,9 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
-	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
 // MaxBody is the largest request body the API reads.
@@ -50,7 +50,7 @@ type Options struct {
 	Step *autoscaler.StepConfig
 	// Pages configure the web pages under /ui/ (web.go).
 	Pages PagesOptions
-	// Faults are planted bugs (internal/faults) for the self-test; nil in
+	// Faults are planted bugs (autoscaler/faults) for the self-test; nil in
 	// every real run. The console API honours audit-readable-by-viewer.
 	Faults faults.Set
 }

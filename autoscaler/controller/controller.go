@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // Actor of the scheduler's rounds in the audit log and logs.
@@ -99,7 +99,7 @@ type Options struct {
 	// Metrics answers the queries of hpa zones (hpa_round.go); nil: every
 	// hpa round reads a failed metric and holds.
 	Metrics MetricSource
-	// Faults are planted bugs (internal/faults) for the self-test; nil in
+	// Faults are planted bugs (autoscaler/faults) for the self-test; nil in
 	// every real run. New honours forget-cooldown-on-restart; the policy's
 	// faults come with StepPolicyWithFaults (faults.go) and FaultyPolicy
 	// (faults_round.go).

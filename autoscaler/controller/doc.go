@@ -11,7 +11,7 @@
 //
 // The platform is reached through two small interfaces, ScaleTarget (the
 // scale subresource) and Discovery (the EndpointSlices), with adapters for
-// refstack/fleet; workers are scraped through a Scraper.
+// autoscaler/fleet; workers are scraped through a Scraper.
 //
 // Each zone runs the step policy (Options.Policy) or, when an admin set it,
 // the hpa policy of autoscaler/hpa.go on a PromQL query answered by a

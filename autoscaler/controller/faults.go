@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // The console's planted bugs (package faults), for `scaleproof selftest`

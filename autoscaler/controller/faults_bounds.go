@@ -1,8 +1,8 @@
 package controller
 
 import (
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // The planted bugs of the bounds and the audit's actors (package faults,

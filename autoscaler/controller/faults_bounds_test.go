@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // Each fault of the bounds changes one forced change, and nothing without

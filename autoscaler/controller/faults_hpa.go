@@ -2,10 +2,10 @@ package controller
 
 import (
 	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
-// hpaWithFaults applies the planted bugs of the hpa round (internal/faults,
+// hpaWithFaults applies the planted bugs of the hpa round (autoscaler/faults,
 // hpa.go; only the self-test and tests switch them on) to the config a
 // round decides with:
 //

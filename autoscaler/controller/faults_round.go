@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
 // FaultyPolicy wraps p with the planted bugs of set that live in a round's
-// decision (internal/faults; only the self-test and tests switch them on):
+// decision (autoscaler/faults; only the self-test and tests switch them on):
 //
 //   - scale-in-unreachable: a worker that did not answer its scrape is
 //     taken for a ready one with nothing in flight (its limit the largest

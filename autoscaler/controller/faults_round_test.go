@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
 // TestFaultyPolicy: each policy fault turns one decision of the step policy

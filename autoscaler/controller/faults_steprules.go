@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
 // withStepRuleFaults wraps p, the step policy of cfg, with the planted bugs
-// of fs in how the controller applies the step rules (internal/faults,
+// of fs in how the controller applies the step rules (autoscaler/faults,
 // steprules.go; only the self-test and tests switch them on):
 //
 //   - streak-not-reset: a round that is not all low leaves the zone's low

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
 // TestStepRuleFaults: each step-rule fault turns one script of rounds of the

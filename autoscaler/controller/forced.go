@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
 )
 
 // Change is a forced change from the API: a new max, a new count, or both.

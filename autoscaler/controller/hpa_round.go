@@ -36,8 +36,8 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
 )
 
 // MetricSource evaluates an hpa zone's query.

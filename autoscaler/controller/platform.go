@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 // ScaleTarget is the scale subresource of a group × zone's workers. Victims,
@@ -41,7 +41,7 @@ func StepPolicy(cfg autoscaler.StepConfig) Policy {
 	}
 }
 
-// Fleet adapts a refstack/fleet client (the local platform) to ScaleTarget
+// Fleet adapts a autoscaler/fleet client (the local platform) to ScaleTarget
 // and Discovery.
 type Fleet struct{ c *fleet.Client }
 

@@ -17,9 +17,9 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
 	"github.com/scaleproof/scaleproof/internal/skips"
-	"github.com/scaleproof/scaleproof/refstack/promserver"
 )
 
 // startPrometheus starts Debian's prometheus for the test on 127.0.0.1 (a

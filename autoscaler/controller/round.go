@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
 )
 
 // Round runs one decision for a zone now: discover its workers, scrape them,

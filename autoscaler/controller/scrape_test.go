@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 const exposition = `# HELP scaleproof_worker_inflight Calls in flight.

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
 )
 
 // blockingTarget blocks Scale until release is closed.

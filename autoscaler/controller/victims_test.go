@@ -17,12 +17,12 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/controller/controllertest"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
-	"github.com/scaleproof/scaleproof/refstack/worker"
+	"github.com/scaleproof/scaleproof/autoscaler/worker"
 )
 
-// liveWorker is a reference worker (refstack/worker) behind an HTTP server,
+// liveWorker is a reference worker (autoscaler/worker) behind an HTTP server,
 // whose work calls are held until released, so its in-flight count is
 // exactly what the test says.
 type liveWorker struct {

@@ -1,6 +1,6 @@
 // Command loadcmp compares load generators on one loopback target: our
 // engine (scenarios/load), vegeta's library and Debian's wrk, each driving
-// MCP tools/call at the reference worker (refstack/worker, --work-ms 0) on
+// MCP tools/call at the reference worker (autoscaler/worker, --work-ms 0) on
 // 127.0.0.1 with the same number of connections, the client pinned to one
 // core and the worker to another (taskset) when possible.
 //

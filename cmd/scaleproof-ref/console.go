@@ -16,10 +16,10 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/console"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/internal/faults"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
-	"github.com/scaleproof/scaleproof/refstack/serve"
 )
 
 // Environment variables of Ramen 0.7.5 that set the console's flags' defaults

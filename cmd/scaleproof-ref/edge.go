@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller/kube"
-	"github.com/scaleproof/scaleproof/internal/faults"
-	"github.com/scaleproof/scaleproof/refstack/edge"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
-	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/autoscaler/edge"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 )
 
 // edgeFleetTimeout bounds one discovery call to the fleet server; a slower

@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 )
 
 // addFaultFlag adds --fault to a server's flags: the planted bugs of
-// component (internal/faults) to switch on, for `scaleproof selftest` and
+// component (autoscaler/faults) to switch on, for `scaleproof selftest` and
 // tests only.
 func addFaultFlag(f *pflag.FlagSet, dst *string, component string) {
 	var names []string

@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scaleproof/scaleproof/refstack/querier"
-	"github.com/scaleproof/scaleproof/refstack/scheduler"
-	"github.com/scaleproof/scaleproof/refstack/serve"
-	"github.com/scaleproof/scaleproof/refstack/worker"
+	"github.com/scaleproof/scaleproof/autoscaler/querier"
+	"github.com/scaleproof/scaleproof/autoscaler/scheduler"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
+	"github.com/scaleproof/scaleproof/autoscaler/worker"
 )
 
 type querierFlags struct {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scaleproof/scaleproof/refstack/scheduler"
+	"github.com/scaleproof/scaleproof/autoscaler/scheduler"
 )
 
 // TestQueueFlags: the scheduler's and querier's flags are checked before

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scaleproof/scaleproof/refstack/scheduler"
-	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/autoscaler/scheduler"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 )
 
 type schedulerFlags struct {

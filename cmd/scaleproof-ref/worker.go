@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scaleproof/scaleproof/internal/faults"
-	"github.com/scaleproof/scaleproof/refstack/serve"
-	"github.com/scaleproof/scaleproof/refstack/worker"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
+	"github.com/scaleproof/scaleproof/autoscaler/worker"
 )
 
 // versionRE is what a worker's --version may be (a label value).

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 	"github.com/scaleproof/scaleproof/internal/skips"
-	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 )

@@ -36,8 +36,8 @@ KEDA's whole module graph (every scaler's cloud SDK): tens of minutes on a
 small machine; metrics-server's a few minutes; seconds when cached.
 --only builds some sets: keda, prometheus, metrics-server.
 
-It prints one line per image: NAME REF ARCHIVE. deploy/render.KEDA,
-deploy/render.Prometheus and deploy/render.MetricsServer render the
+It prints one line per image: NAME REF ARCHIVE. autoscaler/deploy/render.KEDA,
+autoscaler/deploy/render.Prometheus and autoscaler/deploy/render.MetricsServer render the
 manifests for those refs.`,
 		Example: `  scaleproof kind keda-images
   scaleproof kind keda-images --cache-dir /ci/cache/kedaimage

@@ -11,9 +11,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/scaleproof/scaleproof/deploy/image"
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
-	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"

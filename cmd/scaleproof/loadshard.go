@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -30,7 +30,7 @@ import (
 
 // newLoadShardCmd is the hidden `load-shard` subcommand: one shard of a
 // distributed load, run by each pod of the Indexed Job the harness makes
-// (deploy/kube.LoadShardJob). It is not for people to type.
+// (autoscaler/deploy/kube.LoadShardJob). It is not for people to type.
 func newLoadShardCmd() *cobra.Command {
 	var specJSON, stopCM, ns string
 	index := -1

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 )

@@ -46,9 +46,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
 	"github.com/scaleproof/scaleproof/cloud"
 	"github.com/scaleproof/scaleproof/cloud/gke/gkefake"
-	"github.com/scaleproof/scaleproof/deploy/image"
 	"github.com/scaleproof/scaleproof/kind"
 )
 

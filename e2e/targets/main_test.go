@@ -40,7 +40,7 @@ import (
 	"sigs.k8s.io/e2e-framework/pkg/env"
 	"sigs.k8s.io/e2e-framework/pkg/envconf"
 
-	"github.com/scaleproof/scaleproof/deploy/image"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"
@@ -59,7 +59,7 @@ var (
 	log       *slog.Logger
 )
 
-// The NodePorts the target manifests expose (deploy/kube: the load
+// The NodePorts the target manifests expose (autoscaler/deploy/kube: the load
 // Service and Prometheus), mapped to 127.0.0.1 by kind.
 const (
 	targetNodePort     = 30082

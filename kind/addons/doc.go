@@ -3,10 +3,10 @@
 // cluster's own HorizontalPodAutoscaler reads CPU utilisation from, and
 // KEDA's operator and metrics API server (namespace keda), which serve
 // external.metrics.k8s.io to that HPA. Images are the ones kind/kedaimage
-// built and the kind platform loaded; manifests are deploy/render's.
+// built and the kind platform loaded; manifests are autoscaler/deploy/render's.
 // Install applies them and waits until they serve, so a --target run never
 // starts against an HPA that cannot read its metric.
 //
-// It imports deploy/render and internal/kubeapply and client-go, never
+// It imports autoscaler/deploy/render and internal/kubeapply and client-go, never
 // scenarios/ or cmd/.
 package addons

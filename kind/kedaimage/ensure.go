@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/scaleproof/scaleproof/deploy/image"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
 )
 
 // Options configure Ensure. Zero values take the defaults.

@@ -8,13 +8,13 @@
 // prometheus binary with the shared libraries it links. Each image is one
 // layer on an empty base, written with go-containerregistry as a
 // docker-archive tar (what kind's image-archive loading takes), as
-// deploy/image writes scaleproof-ref's.
+// autoscaler/deploy/image writes scaleproof-ref's.
 //
 // Images are tagged by the hash of their inputs (module version, go
 // version, GOOS/GOARCH, build flags; for Prometheus the package's version
 // and the sha256 of every file that goes in) and never rebuilt while the
-// cache dir holds an archive of that tag. deploy/render.KEDA,
-// deploy/render.Prometheus and deploy/render.MetricsServer render the
+// cache dir holds an archive of that tag. autoscaler/deploy/render.KEDA,
+// autoscaler/deploy/render.Prometheus and autoscaler/deploy/render.MetricsServer render the
 // manifests for those tags. Each set (KEDA's three, Prometheus,
 // metrics-server) has its own inputs and tag, so adding or changing one
 // never invalidates another's cached archives.
@@ -117,7 +117,7 @@ func (in GoInputs) Ref(name string) string { return Registry + "/" + name + ":" 
 // MetricsServerModule and MetricsServerVersion are the metrics-server
 // release built: v0.8.0 (go 1.24.4 in its go.mod; builds with the
 // project's Go 1.26, GOTOOLCHAIN=local). Its manifests are
-// deploy/kube/components/metrics-server, from the same release.
+// autoscaler/deploy/kube/components/metrics-server, from the same release.
 const (
 	MetricsServerModule  = "sigs.k8s.io/metrics-server"
 	MetricsServerVersion = "v0.8.0"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scaleproof/scaleproof/deploy/image"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
 )
 
 // TestBuildKEDA builds the real images (KEDA from the module proxy, tens of

@@ -17,8 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/scaleproof/scaleproof/deploy/image"
-	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
 )
 
 func TestKEDAInputsHash(t *testing.T) {

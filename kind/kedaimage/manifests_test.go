@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 )
 
 var fromRE = regexp.MustCompile(`(?m)^# From github\.com/kedacore/keda/v2@(v[0-9.]+) (config/\S+), unchanged below this header\.\n`)

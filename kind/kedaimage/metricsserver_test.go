@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 )
 
 // TestKEDATagUnchanged: adding metrics-server (and Binary.User) left KEDA's

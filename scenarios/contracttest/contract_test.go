@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scaleproof/scaleproof/internal/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"

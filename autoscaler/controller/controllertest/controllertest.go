@@ -10,7 +10,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 // Clock is a settable clock.

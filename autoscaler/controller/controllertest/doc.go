@@ -3,5 +3,5 @@
 // without sleeping, without a platform and without workers.
 //
 // Must not import: net/http, or packages of this module other than
-// autoscaler, autoscaler/controller and refstack/fleet.
+// autoscaler, autoscaler/controller and autoscaler/fleet.
 package controllertest

@@ -12,7 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller/kube"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 // TestCanaryDeployment: with WithCanary the first scale of a zone makes its

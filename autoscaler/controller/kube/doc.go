@@ -17,7 +17,7 @@
 // Zones read EndpointSlices (ready and not-ready endpoints) and each pod's
 // creation time (cached per pod UID).
 //
-// The API calls it makes are exactly what deploy/kube/rbac.yaml grants.
+// The API calls it makes are exactly what autoscaler/deploy/kube/rbac.yaml grants.
 //
 // Must not import: scenarios/, the console package, or anything that opens
 // its own connection to the cluster (the caller passes the client).

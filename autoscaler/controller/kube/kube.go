@@ -26,8 +26,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
-	"github.com/scaleproof/scaleproof/refstack/edge"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/edge"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 // Labels and annotations shared with the manifests in deploy/.

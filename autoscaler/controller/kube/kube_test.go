@@ -23,7 +23,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller/kube"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 const ns = "scaleproof"

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/scaleproof/scaleproof/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
 )
 
 // Down stops the port-forwards and deletes the namespace (and so everything

@@ -1,6 +1,6 @@
 // Package kubeconfig is the platform for any Kubernetes cluster a
 // kubeconfig reaches (kind's among them): Up renders the reference system's
-// manifests for the profile (deploy/render), applies them with server-side
+// manifests for the profile (autoscaler/deploy/render), applies them with server-side
 // apply, makes the API keys Secret, waits for the console and edge
 // rollouts and returns where they answer; Down deletes the namespace and
 // waits for it to go; DumpLogs writes every pod's logs and the namespace's
@@ -33,8 +33,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
-	"github.com/scaleproof/scaleproof/deploy/render"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
@@ -57,9 +57,9 @@ type Config struct {
 	Group string
 	// Canary deploys the canary worker template and has the console run a
 	// canary Deployment (one replica, version canary) beside each zone's
-	// workers (deploy/render Params.Canary).
+	// workers (autoscaler/deploy/render Params.Canary).
 	Canary bool
-	// Cloud renders the cloud overlay (deploy/render Params.Cloud): the
+	// Cloud renders the cloud overlay (autoscaler/deploy/render Params.Cloud): the
 	// image is pulled from the cloud's registry, and the cloud specifics of
 	// Ramen 0.7.5's autoscaling notes apply (the GKE, EKS and AKS platforms).
 	Cloud bool

@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
@@ -64,7 +64,7 @@ func (p *Platform) RunLoadShards(ctx context.Context, job platform.ShardJob) ([]
 }
 
 // shardRunner runs one distributed load: it creates the objects
-// deploy/kube.LoadShardJob renders, watches the Job's pods until every
+// autoscaler/deploy/kube.LoadShardJob renders, watches the Job's pods until every
 // index has ended, sets the stop ConfigMap when asked to, and reads each
 // pod's log. The harness reads the logs (its own credentials); the pods
 // may only get their stop ConfigMap.

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 

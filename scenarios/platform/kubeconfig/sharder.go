@@ -14,7 +14,7 @@ import (
 
 // SharderConfig is where `scaleproof load --load-shards` runs its shards:
 // a namespace that exists, on the cluster a kubeconfig reaches, with an
-// image on the nodes that holds the scaleproof binary (deploy/image).
+// image on the nodes that holds the scaleproof binary (autoscaler/deploy/image).
 type SharderConfig struct {
 	Kubeconfig, Context string
 	Namespace           string
@@ -25,7 +25,7 @@ type SharderConfig struct {
 // Sharder runs distributed loads on a cluster without deploying the
 // system: the LoadSharder of `scaleproof load`. What it creates (the
 // load's ConfigMap, ServiceAccount, Role, RoleBinding and Job, see
-// deploy/kube.LoadShardJob) stays in the namespace, labelled
+// autoscaler/deploy/kube.LoadShardJob) stays in the namespace, labelled
 // scaleproof.io/load=<name>.
 type Sharder struct {
 	r *shardRunner

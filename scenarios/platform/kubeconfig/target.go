@@ -16,8 +16,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
-	"github.com/scaleproof/scaleproof/deploy/render"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
 )
 
 // Target mode (Config.Target): the platform deploys, or adopts, a scale

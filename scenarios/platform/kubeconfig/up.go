@@ -15,10 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
-	"github.com/scaleproof/scaleproof/deploy/render"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/internal/kubeapply"
-	"github.com/scaleproof/scaleproof/refstack/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 

@@ -10,9 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	deploykube "github.com/scaleproof/scaleproof/deploy/kube"
-	"github.com/scaleproof/scaleproof/deploy/render"
-	"github.com/scaleproof/scaleproof/refstack/serve"
+	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 	"github.com/scaleproof/scaleproof/internal/proctest"
-	"github.com/scaleproof/scaleproof/refstack/fleet"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )

@@ -87,7 +87,7 @@ func (l *Local) Restart(ctx context.Context, part platform.Part) error {
 	return err
 }
 
-// The reference worker's readiness switch (refstack/worker's
+// The reference worker's readiness switch (autoscaler/worker's
 // SignalFailReadiness and SignalPassReadiness, documented in
 // `scaleproof-ref worker --help`), named here so the harness does not link
 // the worker; TestReadinessSignals checks they are the worker's.

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scaleproof/scaleproof/refstack/fleet"
+	"github.com/scaleproof/scaleproof/autoscaler/fleet"
 )
 
 // WorkerSpec is how the fleet starts one worker process.
@@ -104,7 +104,7 @@ func NewFleet(spec WorkerSpec, probe time.Duration, log *slog.Logger) *Fleet {
 		hc: &http.Client{Timeout: 2 * time.Second}}
 }
 
-// Handler serves the fleet contract (see package refstack/fleet).
+// Handler serves the fleet contract (see package autoscaler/fleet).
 func (f *Fleet) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/endpoints", func(w http.ResponseWriter, r *http.Request) {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/scaleproof/scaleproof/refstack/promserver"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 )
 
 // fileSD keeps Prometheus' file_sd file in step with the local system: one

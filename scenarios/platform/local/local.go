@@ -24,9 +24,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scaleproof/scaleproof/internal/faults"
-	"github.com/scaleproof/scaleproof/refstack/promserver"
-	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
@@ -57,7 +57,7 @@ type Config struct {
 	// InflightMaxAge is the edge's --inflight-max-age, the window of
 	// the edge's in-flight summary (0: the edge's default, 1 min).
 	InflightMaxAge time.Duration
-	// Faults are planted bugs (internal/faults) for the self-test and
+	// Faults are planted bugs (autoscaler/faults) for the self-test and
 	// tests, never set by `scaleproof run`: each goes to the --fault flag of
 	// the server its Component names (console, edge, every worker).
 	Faults faults.Set

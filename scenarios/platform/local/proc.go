@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/scaleproof/scaleproof/refstack/serve"
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 )
 
 // proc is one child process of the reference system (console, edge or worker).

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/scaleproof/scaleproof/refstack/promserver"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 )
 
 // Prometheus modes of PrometheusConfig.Mode.

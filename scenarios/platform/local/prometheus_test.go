@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 	"github.com/scaleproof/scaleproof/internal/skips"
-	"github.com/scaleproof/scaleproof/refstack/promserver"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
 )
