@@ -9,7 +9,8 @@
 // verdict; the run's table row comes from the verdicts (package reports).
 //
 // Imports: scenarios/load, scenarios/observe, scenarios/consoleclient,
-// scenarios/platform, reports. Never a platform implementation, never
-// autoscaler/ (the system under test is reached only through its API, so an
-// autoscaler that is not ours is tested the same way).
+// scenarios/target, scenarios/platform, reports. Must not import a platform
+// implementation, nor autoscaler/ but its wire types (the system under test
+// is reached only through its API, so an autoscaler that is not ours is
+// tested the same way); internal/archtest checks it.
 package scenarios

@@ -36,6 +36,6 @@
 // The edge keeps the last good discovery list when a refresh fails, so it
 // keeps routing while the fleet server or console is briefly down.
 //
-// Must not import other packages of this module except autoscaler/fleet and
-// autoscaler/serve.
+// Must not import other packages of this module except autoscaler/fleet,
+// autoscaler/serve and autoscaler/faults (its planted bugs, off by default).
 package edge
