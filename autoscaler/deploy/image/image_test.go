@@ -165,7 +165,7 @@ func TestBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles scaleproof-ref")
 	}
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func TestAlertsUseConsoleMetrics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join("..", "..", "autoscaler", "console", "metrics.go"))
+	src, err := os.ReadFile(filepath.Join("..", "..", "console", "metrics.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
