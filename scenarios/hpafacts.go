@@ -328,6 +328,37 @@ func FactHPAScaleUp(h HPARules, recs []hpaRec, changes []Change, since time.Time
 		n, pols, h.UpSelect, secs(h.UpWindow), h.Max, h.Source, listed(bad))
 }
 
+// FactHPALimitExercised: at least one step up was bound by the scale-up
+// rate policies: the recommendation of its round (the lowest of the
+// scale-up window) exceeded the policies' limit for that step. It says a
+// scenario built to drive the limit did drive it, so FactHPAScaleUp's pass
+// covers the rate policies, not only steps that never reached them.
+func FactHPALimitExercised(h HPARules, recs []hpaRec, changes []Change, since time.Time) *reports.Fact {
+	var bound []string
+	n := 0
+	for _, c := range changes {
+		if c.Kind != "up" {
+			continue
+		}
+		n++
+		r, ok := roundAt(recs, c.At)
+		if !ok {
+			continue
+		}
+		lowest := r.Rec
+		for _, x := range recs {
+			if x.At.After(c.At.Add(-h.UpWindow)) && !x.At.After(c.At) {
+				lowest = min(lowest, x.Rec)
+			}
+		}
+		if limit := h.scaleUpLimit(c.From, changes, c.At); min(lowest, h.Max) > limit {
+			bound = append(bound, fmt.Sprintf("up %d->%d at %s: recommendation %d, limit %d", c.From, c.To, plusAt(c.At, since), lowest, limit))
+		}
+	}
+	return fact("the scale-up rate policies were exercised: a step up had a recommendation over their limit",
+		len(bound) > 0, "%d of %d steps up were bound by the rate policies%s", len(bound), n, listed(bound))
+}
+
 // FactHPATolerance: a round whose ratio was within the tolerance band, on a
 // zone whose pods were its count (within [Min, Max]), never scales: it has
 // no autoscale change at its time.

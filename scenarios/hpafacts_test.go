@@ -102,6 +102,34 @@ func TestFactHPAScaleUp(t *testing.T) {
 	checkFact(t, f, false, "up 2->3 at +8.0 s: the rate policies allow 2")
 }
 
+// TestFactHPALimitExercised: the scale-up-limit scenario's own check that
+// the rate policies bound a step (threshold 4, max 8, as the scenario sets).
+func TestFactHPALimitExercised(t *testing.T) {
+	h := quickHPA
+	h.Threshold, h.Max = 4, ScaleUpLimitMax
+	for _, tc := range []struct {
+		name string
+		rs   []rd
+		evs  []ev
+		ok   bool
+		want string
+	}{
+		// 32 in flight on 1 pod asks for 8; the limit from 1 is 5.
+		{"bound at the first step", []rd{{4, 32, 1}, {8, 64, 5}}, []ev{autoscale(4, "up", "1", "5"), autoscale(8, "up", "5", "8")}, true,
+			"1 of 2 steps up were bound by the rate policies: up 1->5 at +4.0 s: recommendation 8, limit 5"},
+		// 16 asks for 4: under the limit, so the policies never decided.
+		{"never reached", []rd{{4, 16, 1}}, []ev{autoscale(4, "up", "1", "4")}, false, "0 of 1 steps up"},
+		// The max (8) under the limit never counts as the limit binding.
+		{"the max binds, not the limit", []rd{{4, 200, 5}}, []ev{autoscale(4, "up", "5", "8")}, false, "0 of 1 steps up"},
+		{"no step up at all", []rd{{4, 0, 1}}, nil, false, "0 of 0 steps up"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := FactHPALimitExercised(h, h.recs(roundsOf(tc.rs)), Changes(entries(tc.evs)), ct0)
+			checkFact(t, f, tc.ok, tc.want)
+		})
+	}
+}
+
 func TestFactHPATolerance(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -90,7 +90,7 @@ func Select(names []string) ([]Scenario, error) {
 	if len(names) == 0 {
 		return all, nil
 	}
-	all = append(all, Spike(), NearThreshold())
+	all = append(all, Spike(), NearThreshold(), ScaleUpLimit())
 	all = append(all, Contract()...)
 	var out []Scenario
 	for _, n := range names {

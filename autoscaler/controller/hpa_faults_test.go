@@ -81,24 +81,28 @@ func TestHPAStatusRounds(t *testing.T) {
 // is about, and only with it switched on.
 func TestHPAFaults(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		fault       string
-		count       int
-		window      float64
-		value       float64
-		clean, bugs autoscaler.Action
-		bugsTo      int
+		name            string
+		fault           string
+		count, max      int
+		window          float64
+		value           float64
+		clean, bugs     autoscaler.Action
+		cleanTo, bugsTo int
 	}{
 		// count 3 at 300 s of stabilization, the signal 1: the window's
 		// highest recommendation (the count, recorded at the first round)
 		// holds; the bug steps down at once.
-		{"ignore the stabilization window", faults.HPAIgnoreStabilization, 3, 300, 1, autoscaler.ActionHold, autoscaler.ActionDown, 1},
+		{"ignore the stabilization window", faults.HPAIgnoreStabilization, 3, 5, 300, 1, autoscaler.ActionHold, autoscaler.ActionDown, 3, 1},
 		// count 2, threshold 4, signal 8.8: ratio 1.1, within the tolerance.
-		{"ignore the tolerance", faults.HPAIgnoreTolerance, 2, 0, 8.8, autoscaler.ActionHold, autoscaler.ActionUp, 3},
+		{"ignore the tolerance", faults.HPAIgnoreTolerance, 2, 5, 0, 8.8, autoscaler.ActionHold, autoscaler.ActionUp, 2, 3},
+		// count 1 of max 10, threshold 4, signal 32: the recommendation 8
+		// is over the default scale-up limit max(1 + 4, 2 × 1) = 5; the
+		// bug goes straight to 8.
+		{"ignore the scale-up limit", faults.HPAIgnoreScaleUpLimit, 1, 10, 0, 32, autoscaler.ActionUp, autoscaler.ActionUp, 5, 8},
 	} {
 		for _, on := range []bool{false, true} {
 			r := newHPARigFaults(t, on, tc.fault)
-			r.zone(t, "a", tc.count, 5)
+			r.zone(t, "a", tc.count, tc.max)
 			h := spec(4)
 			h.Behavior.ScaleDown.StabilizationWindowSeconds = fptr(tc.window)
 			r.setHPA(t, "a", h)
@@ -107,7 +111,7 @@ func TestHPAFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, wantTo := tc.clean, tc.count
+			want, wantTo := tc.clean, tc.cleanTo
 			if on {
 				want, wantTo = tc.bugs, tc.bugsTo
 			}

@@ -2,8 +2,8 @@ package faults
 
 // The faults of the hpa policy: each one a realistic bug in how a console
 // applies the upstream HorizontalPodAutoscaler's behaviour (Kubernetes'
-// "Horizontal Pod Autoscaling" docs: the stabilization window and the
-// tolerance). They live in the controller's hpa round; the policy's own
+// "Horizontal Pod Autoscaling" docs: the stabilization window, the
+// tolerance and the scaling policies). They live in the controller's hpa round; the policy's own
 // arithmetic (autoscaler.HPA) stays faultless. The self-test runs them on
 // zones created with --policy hpa (Fault.Policy), with Prometheus.
 
@@ -13,6 +13,7 @@ func init() { Catalog = append(Catalog, hpaFaults...) }
 const (
 	HPAIgnoreStabilization = "hpa-ignore-stabilization"
 	HPAIgnoreTolerance     = "hpa-ignore-tolerance"
+	HPAIgnoreScaleUpLimit  = "hpa-ignore-scale-up-limit"
 )
 
 var hpaFaults = []Fault{
@@ -28,5 +29,12 @@ var hpaFaults = []Fault{
 		Rule:      "a ratio within the tolerance (0.1) of 1 never scales",
 		Doc:       "an hpa zone scales on any ratio other than 1: the tolerance of both directions is read as 0",
 		Scenarios: []string{"near-threshold"},
+	},
+	{
+		Name: HPAIgnoreScaleUpLimit, Component: ComponentConsole, Policy: PolicyHPA,
+		Rule: "a step up stays within the behaviour's scale-up rate policies " +
+			"(at most max(count + 4, 2 × count) per period by default)",
+		Doc:       "an hpa zone goes straight to the recommendation: the scale-up rate policies are not applied",
+		Scenarios: []string{"scale-up-limit"},
 	},
 }

@@ -41,9 +41,13 @@ func (o *policyOpts) resolve(platformName string, names []string, list []scenari
 	if o.policy == scenarios.PolicyHPA && len(names) == 0 {
 		list = append(list, scenarios.Spike())
 	}
-	near := slices.ContainsFunc(list, func(s scenarios.Scenario) bool { return s.Name == "near-threshold" })
-	if near && o.policy != scenarios.PolicyHPA {
-		return nil, errors.New("the near-threshold scenario judges the hpa policy's tolerance: run it with --policy hpa")
+	for _, hpaOnly := range []struct{ name, what string }{
+		{"near-threshold", "the hpa policy's tolerance"},
+		{"scale-up-limit", "the hpa policy's scale-up rate policies"},
+	} {
+		if o.policy != scenarios.PolicyHPA && slices.ContainsFunc(list, func(s scenarios.Scenario) bool { return s.Name == hpaOnly.name }) {
+			return nil, fmt.Errorf("the %s scenario judges %s: run it with --policy hpa", hpaOnly.name, hpaOnly.what)
+		}
 	}
 	needs := o.policy == scenarios.PolicyHPA || slices.ContainsFunc(list, func(s scenarios.Scenario) bool { return s.Name == "spike" })
 	if !needs {

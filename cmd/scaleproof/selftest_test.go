@@ -78,6 +78,7 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.AuditReadableByViewer:   {"viewer-refused", "viewer gets 403 on every admin-only read"},
 	faults.HPAIgnoreStabilization:  {"spike", "no scale-down before the"},
 	faults.HPAIgnoreTolerance:      {"near-threshold", "a ratio within the tolerance"},
+	faults.HPAIgnoreScaleUpLimit:   {"scale-up-limit", "scale-up within the policy's limits"},
 	faults.EdgeRouteUnready:        {"readiness-routing", "a worker that fails readiness gets no new calls once the edge has re-read the listing"},
 	faults.StreakNotReset:          {"low-streak-reset", "no step down until 3 new low rounds after a round that is not low"},
 	faults.BusiestWorker:           {"uneven-load", "no step up while one worker is busy and the mean is under 50 %"},
