@@ -38,8 +38,9 @@ var ErrNoTTL = errors.New("--ttl is required for a cloud platform (for example -
 // is in a registry it pulls from.
 type Handoff struct {
 	Cluster cloud.Cluster
-	// Kubeconfig is the path of the kubeconfig written into the artifacts
-	// (its user reads TokenFile, which Up keeps fresh).
+	// Kubeconfig is the path of the kubeconfig Up writes (its user reads
+	// TokenFile, which Up keeps fresh). Both are in a private folder (0700)
+	// outside the artifacts, removed by Down: the artifacts are published.
 	Kubeconfig, TokenFile string
 	// Image is the pushed image's exact reference (REPOSITORY:TAG).
 	Image string
@@ -60,8 +61,9 @@ type Config struct {
 	// Options are the run's: RunID, TTL (required), Cluster (adopt), Now,
 	// Log, Out. They are the Options the Provider was made with.
 	Options cloud.Options
-	// Artifacts is the run's artifacts folder: the kubeconfig and token go
-	// to Artifacts/cloud.
+	// Artifacts is the run's artifacts folder (logs, steps). No secret is
+	// written there: the kubeconfig and the token live in a private
+	// temporary folder (Handoff).
 	Artifacts string
 	Image     ImageFunc
 	// Deploy deploys the system; nil: Up stops after the credentials and
@@ -97,6 +99,9 @@ type Deployer struct {
 	registry *cloud.Registry // set once EnsureRegistry returned
 	deployed platform.Platform
 	refresh  *refresher
+	// secretDir is the private folder (0700) of the token and kubeconfig;
+	// Down removes it.
+	secretDir string
 	steps    []Step
 	dumped   bool
 	downDone bool

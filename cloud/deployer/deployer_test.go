@@ -1,9 +1,12 @@
 package deployer
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	stdlog "log"
 	"net/http/httptest"
 	"os"
@@ -342,4 +345,69 @@ func TestRefreshWait(t *testing.T) {
 	if r.wait(cloud.Token{}) >= 0 {
 		t.Errorf("a token that never expires is refreshed")
 	}
+}
+
+// TestNoSecretUnderArtifacts: the artifacts folder is published (the nightly
+// uploads it), so the bearer token must never be written under it, nor a
+// kubeconfig that carries or points at it. The credentials live in a
+// private folder (0700) that Down removes.
+func TestNoSecretUnderArtifacts(t *testing.T) {
+	r := newRig(t, nil)
+	ctx := context.Background()
+	if _, err := r.d.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := r.sys.h
+	tok, err := os.ReadFile(h.TokenFile)
+	if err != nil || len(tok) == 0 {
+		t.Fatalf("token file %s: %q %v", h.TokenFile, tok, err)
+	}
+	private := filepath.Dir(h.TokenFile)
+	if filepath.Dir(h.Kubeconfig) != private {
+		t.Errorf("kubeconfig %s and token %s in different folders", h.Kubeconfig, h.TokenFile)
+	}
+	if fi, err := os.Stat(private); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("credentials folder %s: mode %v, %v; want 0700", private, fi.Mode().Perm(), err)
+	}
+	if rel, err := filepath.Rel(r.dir, private); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("credentials folder %s is under the artifacts %s", private, r.dir)
+	}
+	if err := r.d.DumpLogs(ctx, filepath.Join(r.dir, "logs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.d.Down(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(private); !os.IsNotExist(err) {
+		t.Errorf("credentials folder %s still there after Down (%v)", private, err)
+	}
+	for _, f := range scanFor(t, r.dir, tok, []byte(h.TokenFile), []byte("token-")) {
+		t.Errorf("a secret under the artifacts: %s", f)
+	}
+}
+
+// scanFor walks dir and returns "path: needle" for every file holding one
+// of the needles' bytes.
+func scanFor(t *testing.T, dir string, needles ...[]byte) []string {
+	t.Helper()
+	var found []string
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, s := range needles {
+			if bytes.Contains(b, s) {
+				found = append(found, fmt.Sprintf("%s: %q", p, s))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ func (d *Deployer) Down(ctx context.Context) error {
 		return nil
 	}
 	d.downDone = true
-	dep, dumped, ref := d.deployed, d.dumped, d.refresh
+	dep, dumped, ref, secrets := d.deployed, d.dumped, d.refresh, d.secretDir
 	adopted := d.cluster != nil && d.cluster.Adopted
 	created := d.createdLocked()
 	d.mu.Unlock()
@@ -52,6 +53,11 @@ func (d *Deployer) Down(ctx context.Context) error {
 	}
 	if ref != nil {
 		ref.close()
+	}
+	if secrets != "" {
+		if err := os.RemoveAll(secrets); err != nil {
+			errs = append(errs, fmt.Errorf("remove the run's credentials folder %s: %w", secrets, err))
+		}
 	}
 	var left []cloud.Resource
 	for _, r := range slices.Backward(created) {

@@ -22,10 +22,16 @@ func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
 	if o.TTL <= 0 {
 		return platform.Endpoints{}, ErrNoTTL
 	}
-	dir := filepath.Join(d.cfg.Artifacts, "cloud")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return platform.Endpoints{}, err
+	// The token and the kubeconfig that reads it are secrets: they go to a
+	// private folder (0700) outside the artifacts, which the nightly uploads,
+	// and Down removes it.
+	dir, err := os.MkdirTemp("", "scaleproof-cloud-")
+	if err != nil {
+		return platform.Endpoints{}, fmt.Errorf("cloud platform: private folder for the credentials: %w", err)
 	}
+	d.mu.Lock()
+	d.secretDir = dir
+	d.mu.Unlock()
 	labels := cloud.Labels(o.RunID, d.now(), o.TTL)
 	p := d.cfg.Provider
 
@@ -93,7 +99,7 @@ func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
 		return platform.Endpoints{}, nil
 	}
 	var ep platform.Endpoints
-	err := d.step("deploy", func() error {
+	err = d.step("deploy", func() error {
 		pf, err := d.cfg.Deploy(ctx, h)
 		if err != nil {
 			return err

@@ -142,16 +142,18 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
                     Zones and Group while sustained runs at its max under load,
                     all of them (Audit, Config too) after the scenarios
   logs/             every process's log (local: console, edge, workers, prometheus)
-  local/            local platform: the console's state, keys.json (the run's
-                    API keys, mode 0600), Prometheus' config and data
+  local/            local platform: the console's state, Prometheus' config
+                    and data (the run's API keys, keys.json, are never written
+                    under the artifacts: they live in a private temporary
+                    folder, 0700, removed at the teardown)
 
 Clouds (--platform gke; eks and aks as their providers join): Up refuses to
 start without --ttl, creates a cluster named scaleproof-<run id> whose one node
 pool the cloud's cluster autoscaler grows (--node-min, --node-max), or adopts
 --cluster; makes the run's image repository (Artifact Registry on gke) and
-pushes the scaleproof-ref image there; writes cloud/kubeconfig into the
-artifacts with a token made in-process and refreshed before it expires (no
-auth plugin); then deploys with the cloud overlay and runs exactly as
+pushes the scaleproof-ref image there; writes a kubeconfig with a token made
+in-process and refreshed before it expires (no auth plugin) into a private
+temporary folder (0700, never under the artifacts; removed at the teardown); then deploys with the cloud overlay and runs exactly as
 --platform kubeconfig does, through port-forwards. Teardown dumps the logs,
 then deletes what the run created in reverse order, never an adopted cluster
 (also on Ctrl-C; a cluster delete takes minutes). Every resource carries the

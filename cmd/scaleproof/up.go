@@ -47,9 +47,11 @@ on a cluster), which is why scaleproof-ref console cannot simply be started on
 its own: its --fleet is the harness's fleet server.
 
 Files go to the artifacts folder ($ARTIFACTS when set, else
-./_artifacts/<run-id>): local/keys.json (the API keys, mode 0600),
-local/console.db, local/prometheus/, scaleproof.log, and logs/ (every
-process's log, complete after the teardown).
+./_artifacts/<run-id>): local/console.db, local/prometheus/, scaleproof.log,
+and logs/ (every process's log, complete after the teardown). The API keys
+are never written there (the artifacts folder is made to be shared): they
+are in a private temporary folder (mode 0700; the keys file 0600) whose path
+up prints, removed at the teardown.
 
 Exit codes: 0 stopped by Ctrl-C or SIGTERM after a clean teardown, 2 bad
 usage, 3 the platform could not be brought up or torn down.`,
@@ -115,7 +117,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 		}
 	}
 	if upErr == nil {
-		printUp(cmd.OutOrStdout(), ep, filepath.Join(dir, "local", "keys.json"), filepath.Join(dir, "logs"), prof, o.scheduler)
+		printUp(cmd.OutOrStdout(), ep, pf.KeysFile(), filepath.Join(dir, "logs"), prof, o.scheduler)
 		<-ctx.Done()
 		fmt.Fprintln(stderr, "\nscaleproof: stopping; tearing down (Ctrl-C again to exit now)")
 	}

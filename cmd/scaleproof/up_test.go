@@ -52,11 +52,12 @@ func TestUpRunsUntilInterrupted(t *testing.T) {
 		close(exited)
 	}()
 
-	var consoleURL, edgeURL, gaKey string
+	var consoleURL, edgeURL, gaKey, keysFile string
 	url := regexp.MustCompile(`^(console|edge)\s+(http://127\.0\.0\.1:\d+)`)
 	key := regexp.MustCompile(`^group_admin of scaleproof\s+\S+\s+(ga_[0-9a-f]+)$`)
+	kf := regexp.MustCompile(`^keys file\s+(\S+)\s+\(mode 0600\)$`)
 	timeout := time.After(time.Minute)
-	for consoleURL == "" || edgeURL == "" || gaKey == "" {
+	for consoleURL == "" || edgeURL == "" || gaKey == "" || keysFile == "" {
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -71,6 +72,9 @@ func TestUpRunsUntilInterrupted(t *testing.T) {
 			}
 			if m := key.FindStringSubmatch(l); m != nil {
 				gaKey = m[1]
+			}
+			if m := kf.FindStringSubmatch(l); m != nil {
+				keysFile = m[1]
 			}
 		case <-timeout:
 			t.Fatalf("no URLs and keys within a minute; stderr:\n%s", stderr.String())
@@ -89,10 +93,18 @@ func TestUpRunsUntilInterrupted(t *testing.T) {
 		t.Fatalf("edge /readyz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	if st, err := os.Stat(filepath.Join(art, "local", "keys.json")); err != nil {
+	// The keys file is private (0600 in a 0700 folder) and never under the
+	// artifacts, which are made to be shared.
+	if st, err := os.Stat(keysFile); err != nil {
 		t.Error(err)
 	} else if st.Mode().Perm() != 0o600 {
-		t.Errorf("keys.json mode %v, want 0600", st.Mode().Perm())
+		t.Errorf("keys file mode %v, want 0600", st.Mode().Perm())
+	}
+	if st, err := os.Stat(filepath.Dir(keysFile)); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("keys folder %s: %v %v, want mode 0700", filepath.Dir(keysFile), st, err)
+	}
+	if rel, err := filepath.Rel(art, keysFile); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("keys file %s is under the artifacts %s", keysFile, art)
 	}
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -107,6 +119,12 @@ func TestUpRunsUntilInterrupted(t *testing.T) {
 		}
 	case <-time.After(90 * time.Second):
 		t.Fatal("up did not exit within 90 s of SIGINT")
+	}
+	if _, err := os.Stat(filepath.Dir(keysFile)); !os.IsNotExist(err) {
+		t.Errorf("the keys folder %s is still there after the teardown (%v)", filepath.Dir(keysFile), err)
+	}
+	for _, f := range secretsUnder(t, art) {
+		t.Errorf("a secret under the artifacts folder: %s", f)
 	}
 	if left := proctest.WaitNone(func() []int { return proctest.Of(builtRef, art) }, 10*time.Second); len(left) > 0 {
 		t.Errorf("scaleproof-ref processes left after up: %v", left)

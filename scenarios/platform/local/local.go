@@ -33,7 +33,7 @@ import (
 // Config configures the local platform. Durations are wall-clock.
 type Config struct {
 	Bin     string // path to the scaleproof-ref binary
-	WorkDir string // state, keys and process logs go here (created)
+	WorkDir string // state and process logs go here (created); never the API keys (KeysFile)
 	Group   string // the group the scenarios use
 	// LogDir receives every process's log, written as they run, so it holds
 	// their shutdown lines too (default WorkDir/logs). DumpLogs into LogDir
@@ -76,6 +76,7 @@ type Local struct {
 	edge      *proc
 	cancel    context.CancelFunc
 	keys      platform.Keys
+	keysFile  string // the console's keys file, in a private folder (0700) outside WorkDir; Down removes it
 	endpoints platform.Endpoints
 	down      bool
 	prom      *promserver.Server // started by the platform; nil otherwise
@@ -143,8 +144,16 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 		Viewer:     platform.Key{Name: "viewer", Key: randKey("vw"), Role: "viewer"},
 		MCPUser:    platform.Key{Name: "mcp", Key: randKey("mcp"), Role: "mcp_user"},
 	}
-	keysPath := filepath.Join(c.WorkDir, "keys.json")
-	if err := platform.WriteKeysFile(keysPath, l.keys); err != nil {
+	// The keys are secrets and WorkDir is under the run's artifacts, which
+	// are published: they go to a private folder (0700) that Down removes.
+	secrets, err := os.MkdirTemp("", "scaleproof-keys-")
+	if err != nil {
+		return platform.Endpoints{}, fmt.Errorf("local: private folder for the API keys: %w", err)
+	}
+	l.mu.Lock()
+	l.keysFile = filepath.Join(secrets, "keys.json")
+	l.mu.Unlock()
+	if err := platform.WriteKeysFile(l.keysFile, l.keys); err != nil {
 		return platform.Endpoints{}, err
 	}
 
@@ -197,7 +206,7 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 func (l *Local) startConsole(ctx context.Context, listen string) error {
 	c := l.cfg
 	args := []string{"console", "--listen", listen,
-		"--keys", filepath.Join(c.WorkDir, "keys.json"),
+		"--keys", l.KeysFile(),
 		"--state", filepath.Join(c.WorkDir, "console.db"),
 		"--fleet", l.fleetURL,
 		"--up-cooldown", c.UpCooldown.String(), "--down-cooldown", c.DownCooldown.String(),
@@ -332,7 +341,19 @@ func (l *Local) Down(ctx context.Context) error {
 		cancel()
 	}
 	errs = append(errs, l.stopPrometheus())
+	if kf := l.KeysFile(); kf != "" {
+		errs = append(errs, os.RemoveAll(filepath.Dir(kf)))
+	}
 	return errors.Join(errs...)
+}
+
+// KeysFile is the path of the console's API keys file (JSON, mode 0600) in
+// a private folder (0700) outside the artifacts, while the platform is up;
+// "" before Up. Down removes it.
+func (l *Local) KeysFile() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.keysFile
 }
 
 // waitReady waits until url answers 200 (see serve.WaitOK).
