@@ -26,6 +26,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
+	"io/fs"
 	stdlog "log"
 	"log/slog"
 	"net/http"
@@ -203,5 +204,21 @@ func TestGKEPlatformOnKind(t *testing.T) {
 		if !strings.Contains(string(junit), want) {
 			t.Errorf("junit_runner.xml lacks %q", want)
 		}
+	}
+	// No secret under the artifacts (the nightly publishes them): not the
+	// cluster's bearer token the fake handed out, in any file.
+	files := 0
+	if err := filepath.WalkDir(art, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		files++
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(tr.Status.Token)) {
+			t.Errorf("the cluster's bearer token is in %s", p)
+		}
+		return err
+	}); err != nil || files == 0 {
+		t.Errorf("scan the artifacts %s: %d files, %v", art, files, err)
 	}
 }
