@@ -20,6 +20,7 @@ import (
 	"github.com/scaleproof/scaleproof/cloud"
 	"github.com/scaleproof/scaleproof/cloud/aks"
 	"github.com/scaleproof/scaleproof/cloud/aks/aksfake"
+	"github.com/scaleproof/scaleproof/cloud/janitor"
 )
 
 const (
@@ -683,5 +684,65 @@ func TestRegistryName(t *testing.T) {
 		if got := aks.RegistryName(tc.runID); got != tc.want || len(got) < 5 || len(got) > 50 {
 			t.Errorf("RegistryName(%q) = %q, want %q (5..50 letters and digits)", tc.runID, got, tc.want)
 		}
+	}
+}
+
+// TestReusedGroupKeepsTheLiveRun: a run that reuses a scaleproof resource
+// group left by an earlier run moves the group's expiry to its own, so the
+// janitor, run during the live run, deletes nothing of it (the group, and
+// the live cluster with it). A foreign group's tags are left as they are.
+func TestReusedGroupKeepsTheLiveRun(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		tags   map[string]string
+		extend bool
+	}{
+		{"a leftover of ours, expired", cloud.Labels("old-run", now.Add(-5*time.Hour), 3*time.Hour), true},
+		{"ours, later than this run", cloud.Labels("long-run", now.Add(time.Hour), 3*time.Hour), false},
+		{"a foreign group", map[string]string{"env": "prod"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFake(t)
+			f.Add(aksfake.ResourceGroups, "", group, location, tc.tags)
+			p, _ := newProvider(t, f, nil)
+			ctx := context.Background()
+			c, err := p.Create(ctx, cloud.ClusterName(runID), labels())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range c.Created {
+				if r.Kind == aks.KindResourceGroup {
+					t.Errorf("the existing group is listed as created (Down would delete it): %s", r)
+				}
+			}
+			// The janitor, an hour into the live run.
+			res, err := janitor.Run(ctx, janitor.Config{Provider: p, Now: func() time.Time { return now.Add(time.Hour) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var live []string
+			for _, r := range f.Resources("") {
+				live = append(live, r.Name)
+			}
+			if !slices.Contains(live, group) || !slices.Contains(live, cloud.ClusterName(runID)) {
+				t.Fatalf("the janitor deleted the live run's group or cluster (deleted %d): left %v", res.Deleted, live)
+			}
+			var got map[string]string
+			for _, r := range f.Resources("") {
+				if r.Name == group {
+					got = r.Tags
+				}
+			}
+			want := tc.tags[cloud.LabelExpiresAt]
+			if tc.extend {
+				want = labels()[cloud.LabelExpiresAt]
+			}
+			if got[cloud.LabelExpiresAt] != want {
+				t.Errorf("group expiry %q, want %q (tags %v)", got[cloud.LabelExpiresAt], want, got)
+			}
+			if tc.tags["env"] != "" && (got["env"] != "prod" || got[cloud.LabelManagedBy] != "") {
+				t.Errorf("a foreign group's tags changed: %v", got)
+			}
+		})
 	}
 }

@@ -3,7 +3,9 @@ package aks
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"strconv"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/resources/armresources"
@@ -171,10 +173,9 @@ func (p *Provider) ensureResourceGroup(ctx context.Context, labels map[string]st
 		return nil, nil
 	}
 	name := p.o.ResourceGroup
-	_, err := p.groups.Get(ctx, name, nil)
+	g, err := p.groups.Get(ctx, name, nil)
 	if err == nil {
-		p.progress("using the existing resource group %s (not deleted by Down)", name)
-		return nil, nil
+		return nil, p.extendResourceGroup(ctx, name, g.ResourceGroup, labels)
 	}
 	if !isNotFound(err) {
 		return nil, asError("read resource group "+name, err)
@@ -190,6 +191,34 @@ func (p *Provider) ensureResourceGroup(ctx context.Context, labels map[string]st
 		id = p.groupID()
 	}
 	return &cloud.Resource{Kind: KindResourceGroup, Name: name, ID: id, Labels: labels}, nil
+}
+
+// extendResourceGroup keeps an existing resource group that the run uses
+// (not deleted by Down). When it is a scaleproof group (a leftover of an
+// earlier run, or one a person made with our labels) whose expiry is
+// earlier than this run's, its tags get this run's labels: otherwise the
+// janitor, which deletes expired scaleproof groups with everything in them,
+// would delete the live run's cluster with it. A group that is not ours is
+// left as it is. The update is a PUT of the group with its own location and
+// the merged tags (Resource Groups - Create Or Update: "Creates or updates a
+// resource group"; the location of an existing group cannot change),
+// https://learn.microsoft.com/rest/api/resources/resource-groups/create-or-update.
+func (p *Provider) extendResourceGroup(ctx context.Context, name string, g armresources.ResourceGroup, labels map[string]string) error {
+	have := cloud.Resource{Labels: labelsOf(g.Tags)}
+	old, _ := strconv.ParseInt(have.Labels[cloud.LabelExpiresAt], 10, 64)
+	want, err := strconv.ParseInt(labels[cloud.LabelExpiresAt], 10, 64)
+	if !have.Ours() || err != nil || want <= old {
+		p.progress("using the existing resource group %s (not deleted by Down)", name)
+		return nil
+	}
+	merged := make(map[string]*string, len(g.Tags)+len(labels))
+	maps.Copy(merged, g.Tags)
+	maps.Copy(merged, tags(labels))
+	if _, err := p.groups.CreateOrUpdate(ctx, name, armresources.ResourceGroup{Location: g.Location, Tags: merged}, nil); err != nil {
+		return asError("extend the expiry of resource group "+name, err)
+	}
+	p.progress("using the existing resource group %s (not deleted by Down); its expiry moved to this run's", name)
+	return nil
 }
 
 func (p *Provider) groupID() string {

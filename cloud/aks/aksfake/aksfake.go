@@ -485,6 +485,15 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, rt route) {
 		status = http.StatusOK
 	}
 	if rt.typ == ResourceGroups {
+		// ARM refuses to move an existing group: "InvalidResourceGroupLocation:
+		// Invalid resource group location. The Resource group already exists
+		// in location 'X'." (Resource Groups - Create Or Update,
+		// https://learn.microsoft.com/rest/api/resources/resource-groups/create-or-update).
+		if old != nil && !strings.EqualFold(old.Location, in.Location) {
+			writeErr(w, armError{Status: http.StatusConflict, Code: "InvalidResourceGroupLocation", Message: fmt.Sprintf(
+				"Invalid resource group location '%s'. The Resource group already exists in location '%s'.", in.Location, old.Location)})
+			return
+		}
 		res := &Resource{ID: rt.id, Name: rt.name, Type: ResourceGroups, Location: in.Location, ResourceGroup: rt.name,
 			Tags: in.Tags, Properties: map[string]any{"provisioningState": "Succeeded"}}
 		s.res[key] = res
