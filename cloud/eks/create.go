@@ -26,9 +26,15 @@ const (
 	nodeTrust    = `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"ec2.amazonaws.com"},"Action":["sts:AssumeRole"]}]}`
 )
 
-// unsupportedZones are Availability Zones the EKS control plane refuses
-// (UnsupportedAvailabilityZoneException); their default subnets are left out.
-var unsupportedZones = map[string]bool{"us-east-1e": true}
+// unsupportedZoneIDs are the Availability Zone IDs the EKS control plane
+// refuses (UnsupportedAvailabilityZoneException); their default subnets are
+// left out. EKS names them by zone ID, and zone names map to IDs differently
+// in each account, so the subnets are matched by their AvailabilityZoneId
+// (DescribeSubnets returns it): "Your cluster can't use subnets in these
+// Availability Zones: us-east-1 use1-az3, us-west-1 usw1-az2, ca-central-1
+// cac1-az3" (Amazon EKS User Guide, networking requirements,
+// https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html).
+var unsupportedZoneIDs = map[string]bool{"use1-az3": true, "usw1-az2": true, "cac1-az3": true}
 
 // Create makes the two IAM roles, then the cluster named name in the
 // default VPC's subnets with EKS Auto Mode, all tagged with labels, and waits
@@ -184,7 +190,7 @@ func (p *Provider) defaultSubnets(ctx context.Context, op string) ([]string, err
 	byZone := map[string]string{}
 	for _, s := range sn.Subnets {
 		z := aws.ToString(s.AvailabilityZone)
-		if unsupportedZones[z] || byZone[z] != "" {
+		if unsupportedZoneIDs[aws.ToString(s.AvailabilityZoneId)] || byZone[z] != "" {
 			continue
 		}
 		byZone[z] = aws.ToString(s.SubnetId)

@@ -9,7 +9,8 @@
 //   - the node IAM role (trusted by ec2.amazonaws.com, the Auto Mode node
 //     policies) under the same path;
 //   - the cluster itself, in the subnets of the region's default VPC (one
-//     default subnet an Availability Zone; Create refuses with a clear error
+//     default subnet an Availability Zone, leaving out the zones EKS refuses,
+//     matched by zone ID since names map to IDs per account; Create refuses with a clear error
 //     when the region has no default VPC or it has subnets in fewer than two
 //     zones), with authentication mode API and an admin access entry for the
 //     caller, and EKS Auto Mode on (compute, block storage and load

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -548,5 +549,50 @@ func TestCreateReturnsTheFakesEndpoint(t *testing.T) {
 	}
 	if c.Server != fake.APIServer || string(c.CAData) != string(fake.CAData) {
 		t.Errorf("cluster endpoint %q CA %q, want the fake's %q %q", c.Server, c.CAData, fake.APIServer, fake.CAData)
+	}
+}
+
+// TestUnsupportedZoneByID: EKS refuses a control plane subnet by zone ID
+// (use1-az3 in us-east-1), and an account's zone names map to IDs its own
+// way. In an account where us-east-1a is use1-az3, Create must leave out the
+// a subnet (matched by its AvailabilityZoneId) and create the cluster in b
+// and c; a name-based rule picks a and gets UnsupportedAvailabilityZoneException.
+func TestUnsupportedZoneByID(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ids   map[string]string
+		zones []string // the zones whose default subnets the cluster gets
+	}{
+		{"us-east-1a is use1-az3 here", map[string]string{"us-east-1a": "use1-az3", "us-east-1c": "use1-az1"}, []string{"subnet-0default1", "subnet-0default2"}},
+		{"us-east-1c is use1-az3 here", map[string]string{"us-east-1a": "use1-az1", "us-east-1c": "use1-az3"}, []string{"subnet-0default0", "subnet-0default1"}},
+		{"no unsupported zone in this region", nil, []string{"subnet-0default0", "subnet-0default1", "subnet-0default2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := eksfake.New()
+			defer fake.Close()
+			fake.Region = "us-east-1"
+			if tc.ids != nil {
+				fake.SetZoneIDs(tc.ids)
+			} else {
+				fake.Region = "us-east-2"
+			}
+			p := newProvider(t, fake)
+			c, err := p.Create(context.Background(), "scaleproof-zones", labels())
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			defer deleteAll(t, p, c.Created)
+			var got []string
+			if cl, ok := fake.Cluster("scaleproof-zones"); ok {
+				vpc, _ := cl.Request["resourcesVpcConfig"].(map[string]any)
+				ids, _ := vpc["subnetIds"].([]any)
+				for _, id := range ids {
+					got = append(got, fmt.Sprint(id))
+				}
+			}
+			if !slices.Equal(got, tc.zones) {
+				t.Errorf("cluster subnets %v, want %v", got, tc.zones)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -166,7 +167,7 @@ func (s *Server) createCluster(w http.ResponseWriter, body map[string]any) {
 		found := false
 		for _, sn := range s.subnets {
 			if sn.id == id {
-				found, zones[sn.zone] = true, true
+				found, zones[s.zone(sn)] = true, true
 			}
 		}
 		if !found {
@@ -177,6 +178,29 @@ func (s *Server) createCluster(w http.ResponseWriter, body map[string]any) {
 	if len(zones) < 2 {
 		eksError(w, "InvalidParameterException", "Subnets specified must be in at least two different AZs")
 		return
+	}
+	// EKS refuses a subnet in an unsupported zone, by zone ID, naming the
+	// zones (by this account's names) it would accept: CreateCluster's
+	// UnsupportedAvailabilityZoneException, with "validZones" (EKS API
+	// Reference, CreateCluster, Errors;
+	// https://docs.aws.amazon.com/eks/latest/APIReference/API_UnsupportedAvailabilityZoneException.html).
+	for z := range zones {
+		if UnsupportedZoneIDs[s.zoneID(z)] {
+			var valid []string
+			for _, sn := range s.subnets {
+				if z := s.zone(sn); !UnsupportedZoneIDs[s.zoneID(z)] && !slices.Contains(valid, z) {
+					valid = append(valid, z)
+				}
+			}
+			sort.Strings(valid)
+			w.Header().Set("X-Amzn-ErrorType", "UnsupportedAvailabilityZoneException")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			json.NewEncoder(w).Encode(map[string]any{"clusterName": name, "validZones": valid,
+				"message": fmt.Sprintf("Cannot create cluster '%s' because %s, the targeted availability zone, does not currently have sufficient capacity to support the cluster. Retry and choose from these availability zones: %s",
+					name, z, strings.Join(valid, ", "))})
+			return
+		}
 	}
 	compute := enabled(body, "computeConfig")
 	storage := enabled(body, "storageConfig", "blockStorage")

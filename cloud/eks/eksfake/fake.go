@@ -16,9 +16,11 @@ package eksfake
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -70,6 +72,7 @@ type Server struct {
 	repos        map[string]*repo
 	vpcs         []vpc
 	subnets      []subnet
+	zoneIDs      map[string]string // zone name -> zone ID (SetZoneIDs)
 	seq          int
 }
 
@@ -108,8 +111,53 @@ type vpc struct {
 }
 
 type subnet struct {
-	id, vpc, zone string
-	defaultForAz  bool
+	id, vpc      string
+	letter       string // the zone's letter: its name is the fake's Region + letter
+	defaultForAz bool
+}
+
+// zone is sn's Availability Zone name in the fake's region.
+func (s *Server) zone(sn subnet) string { return s.Region + sn.letter }
+
+// UnsupportedZoneIDs are the Availability Zone IDs whose subnets EKS refuses
+// for a cluster's control plane, by zone ID: "Your cluster can't use subnets
+// in these Availability Zones" (us-east-1 use1-az3, us-west-1 usw1-az2,
+// ca-central-1 cac1-az3), Amazon EKS User Guide, "View Amazon EKS networking
+// requirements for VPC and subnets",
+// https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html.
+var UnsupportedZoneIDs = map[string]bool{"use1-az3": true, "usw1-az2": true, "cac1-az3": true}
+
+// zoneIDs maps the fake account's zone names to zone IDs. The mapping is
+// per account ("AWS maps the physical Availability Zones randomly to the
+// Availability Zone names for each AWS account", Amazon EC2 User Guide,
+// "Availability Zone IDs",
+// https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html):
+// the default maps the zone letters a, b, c, ... to az1, az2, az3, ...;
+// SetZoneIDs sets another account's.
+func (s *Server) zoneID(zone string) string {
+	if id, ok := s.zoneIDs[zone]; ok {
+		return id
+	}
+	letter := zone[len(zone)-1]
+	return regionShort(s.Region) + "-az" + strconv.Itoa(int(letter-'a')+1)
+}
+
+// regionShort is a region's zone ID prefix: us-east-1 -> use1,
+// ca-central-1 -> cac1 (the first letters of the parts, then the number).
+func regionShort(region string) string {
+	parts := strings.Split(region, "-")
+	if len(parts) < 3 {
+		return region
+	}
+	return parts[0] + parts[1][:1] + parts[len(parts)-1]
+}
+
+// SetZoneIDs sets the account's zone name -> zone ID mapping (names not in
+// m keep the default).
+func (s *Server) SetZoneIDs(m map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.zoneIDs = maps.Clone(m)
 }
 
 // New starts a fake on 127.0.0.1 with one default VPC (three default
@@ -131,9 +179,9 @@ func New() *Server {
 	s.vpcs = []vpc{{id: "vpc-0default", isDefault: true}, {id: "vpc-0other"}}
 	for i, z := range []string{"a", "b", "c"} {
 		s.subnets = append(s.subnets,
-			subnet{id: fmt.Sprintf("subnet-0default%d", i), vpc: "vpc-0default", zone: s.Region + z, defaultForAz: true},
-			subnet{id: fmt.Sprintf("subnet-0private%d", i), vpc: "vpc-0default", zone: s.Region + z},
-			subnet{id: fmt.Sprintf("subnet-0other%d", i), vpc: "vpc-0other", zone: s.Region + z})
+			subnet{id: fmt.Sprintf("subnet-0default%d", i), vpc: "vpc-0default", letter: z, defaultForAz: true},
+			subnet{id: fmt.Sprintf("subnet-0private%d", i), vpc: "vpc-0default", letter: z},
+			subnet{id: fmt.Sprintf("subnet-0other%d", i), vpc: "vpc-0other", letter: z})
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL

@@ -133,7 +133,7 @@ func (s *Server) serveEC2(w http.ResponseWriter, action string, f url.Values) {
 		var items []string
 		for _, sn := range s.subnets {
 			if match(filters, "vpc-id", sn.vpc) && match(filters, "default-for-az", strconv.FormatBool(sn.defaultForAz)) {
-				items = append(items, t("subnetId", sn.id)+t("vpcId", sn.vpc)+t("availabilityZone", sn.zone)+
+				items = append(items, t("subnetId", sn.id)+t("vpcId", sn.vpc)+t("availabilityZone", s.zone(sn))+t("availabilityZoneId", s.zoneID(s.zone(sn)))+
 					t("defaultForAz", strconv.FormatBool(sn.defaultForAz))+t("state", "available"))
 			}
 		}
