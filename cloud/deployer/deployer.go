@@ -102,9 +102,9 @@ type Deployer struct {
 	// secretDir is the private folder (0700) of the token and kubeconfig;
 	// Down removes it.
 	secretDir string
-	steps    []Step
-	dumped   bool
-	downDone bool
+	steps     []Step
+	dumped    bool
+	downDone  bool
 	// onRefresh (tests) gets each token refresh's result.
 	onRefresh chan error
 }
