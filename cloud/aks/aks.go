@@ -72,7 +72,9 @@ var _ cloud.Provider = (*Provider)(nil)
 
 // Deps are what New takes from the environment and tests replace.
 type Deps struct {
-	// Credential makes AAD tokens; nil is azidentity's
+	// Credential makes AAD tokens; nil is, in a GitHub Actions job with an
+	// ID token, a client assertion credential that asks GitHub for a fresh
+	// ID token per assertion (githuboidc.go), and elsewhere azidentity's
 	// DefaultAzureCredential.
 	Credential azcore.TokenCredential
 	// Transport sends every HTTP request (ARM and the ACR token exchange);
@@ -120,6 +122,15 @@ func NewWith(o cloud.Options, d Deps) (*Provider, error) {
 	}
 	p.armScope = cfg.Services[azcloud.ResourceManager].Audience + "/.default"
 
+	if p.cred == nil {
+		// In GitHub Actions: a fresh GitHub ID token per assertion
+		// (githuboidc.go); elsewhere azidentity's default chain.
+		if c, ok, err := gitHubActionsCredential(nil); err != nil {
+			return nil, err
+		} else if ok {
+			p.cred = c
+		}
+	}
 	if p.cred == nil {
 		c, err := azidentity.NewDefaultAzureCredential(nil)
 		if err != nil {
