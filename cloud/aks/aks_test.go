@@ -28,7 +28,10 @@ const (
 	group    = "rg-scaleproof-run"
 	location = "westeurope"
 	runID    = "20261202-0310"
-	armToken = "fake-arm-token"
+	// armToken is a JWT whose payload names the run's identity (oid), as
+	// Entra's access tokens do; header and signature are placeholders.
+	armToken = "eyJhbGciOiJub25lIn0.eyJhdWQiOiJodHRwczovL21hbmFnZW1lbnQuYXp1cmUuY29tIiwib2lkIjoiMzMzMzMzMzMtMzMzMy0zMzMzLTMzMzMtMzMzMzMzMzMzMzMzIiwiaWR0eXAiOiJhcHAifQ.c2ln"
+	runOID   = "33333333-3333-3333-3333-333333333333"
 	aksToken = "fake-aks-token"
 )
 
@@ -160,8 +163,13 @@ func TestLifecycle(t *testing.T) {
 			if tc.existingGroup {
 				want = want[1:]
 			}
-			if got := kinds(c.Created); !slices.Equal(got, want) {
-				t.Fatalf("Created = %v, want %v", got, want)
+			// and the run's own cluster admin role assignment (Azure RBAC)
+			if got := kinds(c.Created); len(got) != len(want)+1 || !slices.Equal(got[:len(want)], want) || !strings.HasPrefix(got[len(want)], "role assignment ") {
+				t.Fatalf("Created = %v, want %v and the cluster admin role assignment", got, want)
+			}
+			if admins := assigned(f, aks.ClusterAdminRoleID); len(admins) != 1 || admins[0].Properties["principalId"] != runOID ||
+				!strings.EqualFold(admins[0].Properties["scope"].(string), c.Created[len(c.Created)-1].ID[:strings.Index(c.Created[len(c.Created)-1].ID, "/providers/Microsoft.Authorization")]) {
+				t.Fatalf("cluster admin assignments %+v, want one for the run's identity %s on the cluster", admins, runOID)
 			}
 			if c.Adopted {
 				t.Error("Adopted = true for a created cluster")
@@ -223,9 +231,9 @@ func TestLifecycle(t *testing.T) {
 			if got, want := kinds(reg.Created), []string{"registry " + aks.RegistryName(runID)}; len(got) != 2 || got[0] != want[0] || !strings.HasPrefix(got[1], "role assignment ") {
 				t.Fatalf("registry Created = %v, want the registry and a role assignment", got)
 			}
-			ras := f.Resources(aksfake.RoleAssignments)
+			ras := assigned(f, aks.AcrPullRoleID)
 			if len(ras) != 1 {
-				t.Fatalf("role assignments %v, want one", ras)
+				t.Fatalf("AcrPull role assignments %v, want one", ras)
 			}
 			kubelet := mc[0].Properties["identityProfile"].(map[string]any)["kubeletidentity"].(map[string]any)["objectId"]
 			if ras[0].Properties["principalId"] != kubelet || !strings.HasSuffix(ras[0].Properties["roleDefinitionId"].(string), "/"+aks.AcrPullRoleID) ||
@@ -543,8 +551,8 @@ func TestActionsCoverTheCalls(t *testing.T) {
 		}
 	}
 	plan := p.Plan(options(f))
-	if got := kinds(plan.Resources); len(got) != 4 || !strings.Contains(got[1], cloud.ClusterName(runID)) {
-		t.Errorf("Plan resources %v: want group, cluster, registry, role assignment", got)
+	if got := kinds(plan.Resources); len(got) != 5 || !strings.Contains(got[1], cloud.ClusterName(runID)) || !strings.Contains(got[2], "Cluster Admin") {
+		t.Errorf("Plan resources %v: want group, cluster, its cluster admin role assignment, registry, AcrPull role assignment", got)
 	}
 	if len(plan.Calls) != len(aks.Calls()) {
 		t.Errorf("Plan has %d calls, Calls %d", len(plan.Calls), len(aks.Calls()))
@@ -611,8 +619,8 @@ func TestAcrPull(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if n := len(f.Resources(aksfake.RoleAssignments)); n != tc.assigned {
-				t.Fatalf("%d role assignments, want %d", n, tc.assigned)
+			if n := len(assigned(f, aks.AcrPullRoleID)); n != tc.assigned {
+				t.Fatalf("%d AcrPull role assignments, want %d", n, tc.assigned)
 			}
 			if got := kinds(reg.Created); len(got) != 1+tc.assigned {
 				t.Fatalf("registry Created = %v, want the registry and %d role assignment", got, tc.assigned)
@@ -665,8 +673,8 @@ func TestRegistryFirst(t *testing.T) {
 	if got, want := kinds(reg.Created), []string{"resource group " + group, "registry " + aks.RegistryName(runID)}; !slices.Equal(got, want) {
 		t.Fatalf("registry Created = %v, want %v", got, want)
 	}
-	if got := kinds(c.Created); len(got) != 2 || got[0] != "cluster "+name || !strings.HasPrefix(got[1], "role assignment ") {
-		t.Fatalf("cluster Created = %v, want the cluster and the AcrPull role assignment", got)
+	if got := kinds(c.Created); len(got) != 3 || got[0] != "cluster "+name || !strings.HasPrefix(got[1], "role assignment ") || !strings.HasPrefix(got[2], "role assignment ") {
+		t.Fatalf("cluster Created = %v, want the cluster, the run's cluster admin and the AcrPull role assignments", got)
 	}
 	down(t, p, reg.Created, c.Created)
 	if left := f.Resources(""); len(left) != 0 {
@@ -745,4 +753,15 @@ func TestReusedGroupKeepsTheLiveRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// assigned is the fake's role assignments of the built-in role roleID.
+func assigned(f *aksfake.Server, roleID string) []aksfake.Resource {
+	var out []aksfake.Resource
+	for _, r := range f.Resources(aksfake.RoleAssignments) {
+		if def, _ := r.Properties["roleDefinitionId"].(string); strings.HasSuffix(def, "/"+roleID) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

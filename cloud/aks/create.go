@@ -20,9 +20,11 @@ import (
 // labels, with one system agent pool of MachineType that the cluster
 // autoscaler grows between NodeMin and NodeMax, AAD-integrated with Azure
 // RBAC and local accounts off, and waits (OperationTimeout) until it has
-// succeeded. Then it reads the API server's address and CA, and, when
-// EnsureRegistry has already run, grants the kubelet AcrPull on the
-// registry. On error Created lists what exists.
+// succeeded. Then it reads the API server's address and CA, assigns the run's
+// own identity "Azure Kubernetes Service RBAC Cluster Admin" on the cluster
+// (with Azure RBAC nothing else lets it reach the Kubernetes API;
+// clusteradmin.go), and, when EnsureRegistry has already run, grants the
+// kubelet AcrPull on the registry. On error Created lists what exists.
 func (p *Provider) Create(ctx context.Context, name string, labels map[string]string) (cloud.Cluster, error) {
 	c := cloud.Cluster{Name: name}
 	rg, err := p.ensureResourceGroup(ctx, labels)
@@ -47,6 +49,13 @@ func (p *Provider) Create(ctx context.Context, name string, labels map[string]st
 		return c, err
 	}
 	if err := p.fill(ctx, &c, &res.ManagedCluster); err != nil {
+		return c, err
+	}
+	admin, err := p.grantClusterAdmin(ctx, c)
+	if admin != nil {
+		c.Created = append(c.Created, *admin)
+	}
+	if err != nil {
 		return c, err
 	}
 	ra, err := p.grantPull(ctx)

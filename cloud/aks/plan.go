@@ -33,7 +33,7 @@ var calls = []call{
 	{"ACR", "POST /oauth2/exchange", "Microsoft.ContainerRegistry/registries/push/write",
 		"exchange the ARM AAD token for an ACR refresh token (grant_type=access_token); the push authenticates as " + ACRUsername + " with it (a data action: AcrPush, or Owner/Contributor on the registry)"},
 	{"Microsoft.Authorization", "RoleAssignments.Create", "Microsoft.Authorization/roleAssignments/write",
-		"PUT an AcrPull role assignment on the registry for the cluster's kubelet identity"},
+		"PUT an AcrPull role assignment on the registry for the cluster's kubelet identity, and Azure Kubernetes Service RBAC Cluster Admin on the cluster for the run's own identity (its object id from the ARM token's oid claim)"},
 	{"Microsoft.ContainerService", "ManagedClusters.NewListPager", "Microsoft.ContainerService/managedClusters/read",
 		"GET every managed cluster of the subscription with its tags (janitor)"},
 	{"Microsoft.ContainerRegistry", "Registries.NewListPager", "Microsoft.ContainerRegistry/registries/read",
@@ -41,7 +41,7 @@ var calls = []call{
 	{"Microsoft.Resources", "ResourceGroups.NewListPager", "Microsoft.Resources/subscriptions/resourceGroups/read",
 		"GET every resource group of the subscription with its tags (janitor)"},
 	{"Microsoft.Authorization", "RoleAssignments.DeleteByID", "Microsoft.Authorization/roleAssignments/delete",
-		"DELETE the AcrPull role assignment (Down)"},
+		"DELETE the role assignments the run made (Down)"},
 	{"Microsoft.ContainerRegistry", "Registries.BeginDelete", "Microsoft.ContainerRegistry/registries/delete",
 		"DELETE the registry; polled until gone (Down, janitor)"},
 	{"Microsoft.ContainerService", "ManagedClusters.BeginDelete", "Microsoft.ContainerService/managedClusters/delete",
@@ -91,8 +91,11 @@ func (p *Provider) Plan(o cloud.Options) cloud.Plan {
 	rs = append(rs, cloud.Resource{Kind: KindResourceGroup, Name: o.ResourceGroup + " (if missing)", ID: group, Labels: labels})
 	if o.Cluster == "" {
 		name := cloud.ClusterName(o.RunID)
+		clusterID := group + "/providers/Microsoft.ContainerService/managedClusters/" + name
 		rs = append(rs, cloud.Resource{Kind: KindCluster, Name: fmt.Sprintf("%s (%d..%d × %s, cluster autoscaler)", name, o.NodeMin, o.NodeMax, o.MachineType),
-			ID: group + "/providers/Microsoft.ContainerService/managedClusters/" + name, Labels: labels})
+			ID: clusterID, Labels: labels},
+			cloud.Resource{Kind: KindRoleAssignment, Name: "Azure Kubernetes Service RBAC Cluster Admin on " + name + " for the run's identity",
+				ID: clusterID + "/providers/Microsoft.Authorization/roleAssignments/…"})
 	}
 	reg := RegistryName(o.RunID)
 	regID := group + "/providers/Microsoft.ContainerRegistry/registries/" + reg

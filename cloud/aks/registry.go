@@ -168,10 +168,7 @@ func (p *Provider) exchange(ctx context.Context, host, service string) (string, 
 
 // grantPull assigns AcrPull on the registry to the kubelet identity once
 // both are known, and returns the assignment it created (nil when one of
-// them is not known yet, or the assignment was there). A new kubelet
-// identity can take a while to reach AAD (PrincipalNotFound): it retries
-// every PollInterval within OperationTimeout. Without the right to assign
-// roles the error says how to grant it by hand.
+// them is not known yet, or the assignment was there).
 func (p *Provider) grantPull(ctx context.Context) (*cloud.Resource, error) {
 	p.mu.Lock()
 	principal, scope := p.kubeletObjectID, p.registryID
@@ -179,14 +176,35 @@ func (p *Provider) grantPull(ctx context.Context) (*cloud.Resource, error) {
 	if principal == "" || scope == "" {
 		return nil, nil
 	}
-	name := uuid.NewSHA1(uuid.NameSpaceURL, []byte(strings.ToLower(scope)+"|"+principal+"|"+AcrPullRoleID)).String()
-	op := "grant AcrPull on " + scope
-	params := armauthorization.RoleAssignmentCreateParameters{Properties: &armauthorization.RoleAssignmentProperties{
+	ra, err := p.assignRole(ctx, scope, principal, armauthorization.PrincipalTypeServicePrincipal, AcrPullRoleID, "AcrPull",
+		"the kubelet pulls the scaleproof-ref image")
+	if ra != nil {
+		p.progress("granted AcrPull on the registry to the kubelet identity %s", principal)
+	}
+	return ra, err
+}
+
+// assignRole assigns the built-in role roleID (named role) at scope to
+// principal and returns the assignment it created (nil when it was there:
+// RoleAssignmentExists). The assignment's name is derived from (scope,
+// principal, role), so a retry never makes a second one. A new principal
+// can take a while to reach Microsoft Entra ID (PrincipalNotFound): it
+// retries every PollInterval within OperationTimeout. Without the right to
+// assign roles the error says how to grant it by hand. principalType "" is
+// left out of the request (the caller's own identity may be a user, a
+// service principal or a managed identity).
+func (p *Provider) assignRole(ctx context.Context, scope, principal string, principalType armauthorization.PrincipalType, roleID, role, why string) (*cloud.Resource, error) {
+	name := uuid.NewSHA1(uuid.NameSpaceURL, []byte(strings.ToLower(scope)+"|"+principal+"|"+roleID)).String()
+	op := "grant " + role + " on " + scope
+	props := &armauthorization.RoleAssignmentProperties{
 		PrincipalID:      to(principal),
-		PrincipalType:    to(armauthorization.PrincipalTypeServicePrincipal),
-		RoleDefinitionID: to("/subscriptions/" + p.o.Subscription + "/providers/Microsoft.Authorization/roleDefinitions/" + AcrPullRoleID),
-		Description:      to("scaleproof run " + p.o.RunID + ": the kubelet pulls the scaleproof-ref image"),
-	}}
+		RoleDefinitionID: to("/subscriptions/" + p.o.Subscription + "/providers/Microsoft.Authorization/roleDefinitions/" + roleID),
+		Description:      to("scaleproof run " + p.o.RunID + ": " + why),
+	}
+	if principalType != "" {
+		props.PrincipalType = to(principalType)
+	}
+	params := armauthorization.RoleAssignmentCreateParameters{Properties: props}
 	ctx, cancel := context.WithTimeout(ctx, p.o.OperationTimeout)
 	defer cancel()
 	for {
@@ -196,7 +214,6 @@ func (p *Provider) grantPull(ctx context.Context) (*cloud.Resource, error) {
 			if id == "" {
 				id = scope + "/providers/Microsoft.Authorization/roleAssignments/" + name
 			}
-			p.progress("granted AcrPull on the registry to the kubelet identity %s", principal)
 			return &cloud.Resource{Kind: KindRoleAssignment, Name: name, ID: id}, nil
 		}
 		var re *azcore.ResponseError
@@ -215,7 +232,7 @@ func (p *Provider) grantPull(ctx context.Context) (*cloud.Resource, error) {
 		}
 		e := asError(op, err)
 		if ce, ok := e.(*cloud.Error); ok && ce.Kind == "permission" {
-			ce.Msg += fmt.Sprintf("; grant it by hand: az role assignment create --assignee-object-id %s --assignee-principal-type ServicePrincipal --role AcrPull --scope %s", principal, scope)
+			ce.Msg += fmt.Sprintf("; grant it by hand: az role assignment create --assignee-object-id %s --role %q --scope %s", principal, role, scope)
 		}
 		return nil, e
 	}

@@ -88,7 +88,10 @@ type Config struct {
 	// RolloutTimeout bounds the wait for the console and edge rollouts
 	// (0: 3 minutes).
 	RolloutTimeout time.Duration
-	Log            *slog.Logger
+	// AuthorizeTimeout bounds Up's wait for the cluster to authorize the
+	// run (a grant that has not propagated yet; 0: 10 minutes).
+	AuthorizeTimeout time.Duration
+	Log              *slog.Logger
 }
 
 // Platform is the kubeconfig platform.

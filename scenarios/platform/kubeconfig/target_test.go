@@ -106,6 +106,7 @@ func targetPlatform(t *testing.T, cfg Config, objs ...runtime.Object) (*Platform
 	}
 	kc := fake.NewClientset(objs...)
 	kc.Resources = discoveryResources
+	allowAll(kc)
 	kc.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		ca, ok := a.(k8stesting.CreateActionImpl)
 		if !ok || ca.GetSubresource() != "token" {

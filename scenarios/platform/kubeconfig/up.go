@@ -31,13 +31,19 @@ func randKey(prefix string) string {
 	return prefix + "_" + hex.EncodeToString(b)
 }
 
-// Up renders and applies the manifests, makes the keys Secret, waits for
+// Up waits until the cluster authorizes the run to create its namespace
+// (authorized.go), renders and applies the manifests, makes the keys
+// Secret, waits for
 // the console and edge rollouts and their /readyz, and returns the
 // endpoints. With Config.Target it deploys (or adopts) a scale target
 // instead (upTarget, up_target.go).
 func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 	if p.cfg.Target != nil {
 		return p.upTarget(ctx)
+	}
+	// The reference system makes its namespace: wait until the run may.
+	if err := waitAuthorized(ctx, p.kc, p.cfg.AuthorizeTimeout, nil); err != nil {
+		return platform.Endpoints{}, err
 	}
 	c := p.cfg
 	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary, Cloud: c.Cloud})
