@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	authv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,38 +28,16 @@ import (
 // authorizeInterval is how often the review is asked again.
 const authorizeInterval = 5 * time.Second
 
-// waitClock is the time waitAuthorized reads and waits on; tests inject a
-// fake one that moves only when waited on.
-type waitClock interface {
-	Now() time.Time
-	// Sleep waits d or until ctx ends (its error then).
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-func (realClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // waitAuthorized asks kc whether it may create namespaces until it may, at
 // most for timeout (0: 10 minutes), every authorizeInterval on clk (nil: the
-// real clock). The error says what the last answer was and what grant is
+// real clock; tests pass one that moves only when waited on). The error says what the last answer was and what grant is
 // missing.
-func waitAuthorized(ctx context.Context, kc kubernetes.Interface, timeout time.Duration, clk waitClock) error {
+func waitAuthorized(ctx context.Context, kc kubernetes.Interface, timeout time.Duration, clk load.Clock) error {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	if clk == nil {
-		clk = realClock{}
+		clk = load.SystemClock()
 	}
 	deadline := clk.Now().Add(timeout)
 	for n := 1; ; n++ {
@@ -81,8 +60,12 @@ func waitAuthorized(ctx context.Context, kc kubernetes.Interface, timeout time.D
 				"grant its identity cluster admin on the cluster (AKS with Azure RBAC: the role \"Azure Kubernetes Service RBAC Cluster Admin\"; "+
 				"EKS: an access entry with AmazonEKSClusterAdminPolicy; GKE: roles/container.admin)", timeout, n, last)
 		}
-		if err := clk.Sleep(ctx, authorizeInterval); err != nil {
-			return err
+		t := clk.NewTimer(authorizeInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C():
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	authv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -62,14 +63,22 @@ func TestWaitAuthorized(t *testing.T) {
 	}
 }
 
-// stepClock moves only when slept on.
+// stepClock moves only when waited on: a new timer moves it by its
+// duration and has already fired.
 type stepClock struct{ now time.Time }
 
 func (c *stepClock) Now() time.Time { return c.now }
-func (c *stepClock) Sleep(_ context.Context, d time.Duration) error {
+func (c *stepClock) NewTimer(d time.Duration) load.Timer {
 	c.now = c.now.Add(d)
-	return nil
+	ch := make(chan time.Time, 1)
+	ch <- c.now
+	return firedTimer(ch)
 }
+
+type firedTimer chan time.Time
+
+func (t firedTimer) C() <-chan time.Time { return t }
+func (t firedTimer) Stop() bool          { return false }
 
 // allowAll answers every SelfSubjectAccessReview "allowed", as a cluster
 // whose grant is in place does (the fake clientset serves none itself).
