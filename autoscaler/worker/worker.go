@@ -235,24 +235,24 @@ func (w *Worker) admit(next http.Handler) http.Handler {
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				writeRPCError(rw, http.StatusRequestEntityTooLarge, nil, CodeServerError,
+				serve.WriteRPCError(rw, http.StatusRequestEntityTooLarge, nil, CodeServerError,
 					fmt.Sprintf("request body over %d bytes", MaxBodyBytes))
 				return
 			}
-			writeRPCError(rw, http.StatusBadRequest, nil, CodeServerError, "read request body: "+err.Error())
+			serve.WriteRPCError(rw, http.StatusBadRequest, nil, CodeServerError, "read request body: "+err.Error())
 			return
 		}
 		if !json.Valid(body) {
-			writeRPCError(rw, http.StatusBadRequest, nil, CodeParseError, "parse error: request body is not JSON")
+			serve.WriteRPCError(rw, http.StatusBadRequest, nil, CodeParseError, "parse error: request body is not JSON")
 			return
 		}
-		id := requestID(body)
+		id := serve.RequestID(body)
 		select {
 		case w.sem <- struct{}{}:
 		default:
 			w.refused.Inc()
 			rw.Header().Set("Retry-After", fmt.Sprint(RetryAfterSeconds))
-			writeRPCError(rw, http.StatusTooManyRequests, id, CodeServerError,
+			serve.WriteRPCError(rw, http.StatusTooManyRequests, id, CodeServerError,
 				fmt.Sprintf("worker %s at its in-flight limit (%d)", w.id, w.limit))
 			return
 		}

@@ -1,0 +1,57 @@
+package serve
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+)
+
+// JSON-RPC 2.0 error answers, as the reference worker and edge give them
+// outside the MCP handler (a refusal at the in-flight limit, a body over the
+// limit, no ready worker). JSON-RPC 2.0 specification, section 5.1 (the
+// error object) and its reserved codes.
+
+// RPCErrorBody is a JSON-RPC 2.0 error response.
+type RPCErrorBody struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   RPCError        `json:"error"`
+}
+
+// RPCError is a JSON-RPC 2.0 error object.
+type RPCError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// RequestID returns the "id" of a single JSON-RPC request in body, as raw
+// JSON (a string or a number), or null when the body is not one JSON object
+// with a string or number id (a batch, a notification, malformed JSON).
+func RequestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		return json.RawMessage("null")
+	}
+	id := bytes.TrimSpace(m.ID)
+	if len(id) == 0 || !(id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')) {
+		return json.RawMessage("null")
+	}
+	return id
+}
+
+// WriteRPCError writes HTTP status with a JSON-RPC error body for request id
+// (nil: null) with code and msg.
+func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, err := json.Marshal(RPCErrorBody{JSONRPC: "2.0", ID: id, Error: RPCError{Code: code, Message: msg}})
+	if err != nil { // cannot happen: id is valid JSON
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
