@@ -478,21 +478,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	// Teardown always runs: logs first, then down (kubetest2 order).
-	dctx, dcancel := context.WithTimeout(context.Background(), teardownBudget(pf))
-	stepStart := time.Now()
-	err = pf.DumpLogs(dctx, filepath.Join(dir, "logs"))
-	steps.add("DumpLogs", stepStart, err)
-	if err != nil {
-		log.Warn("dump logs", "err", err)
-	}
-	stepStart = time.Now()
-	err = pf.Down(dctx)
-	steps.add("Down", stepStart, err)
-	if err != nil {
-		log.Warn("platform down", "err", err)
+	if err := tearDown(pf, filepath.Join(dir, "logs"), log, steps.add); err != nil {
 		say("teardown: %v", err)
 	}
-	dcancel()
 	if kp, ok := pf.(*kind.Kind); ok {
 		steps.steps = append(steps.steps, kindSteps(kp)...)
 	}
@@ -584,6 +572,32 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return withCode(code, errors.New(reason))
 	}
 	return nil
+}
+
+// tearDown dumps pf's logs into logsDir, then takes it down (kubetest2's
+// order: nothing is deleted before its logs are saved), within
+// teardownBudget of a fresh context (the run's may be cancelled: Ctrl-C).
+// record (nil: none) gets each step's name, start and error. It returns
+// Down's error; a failed dump is logged and does not stop Down.
+func tearDown(pf platform.Platform, logsDir string, log *slog.Logger, record func(name string, start time.Time, err error)) error {
+	if record == nil {
+		record = func(string, time.Time, error) {}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), teardownBudget(pf))
+	defer cancel()
+	start := time.Now()
+	err := pf.DumpLogs(ctx, logsDir)
+	record("DumpLogs", start, err)
+	if err != nil {
+		log.Warn("dump logs", "err", err)
+	}
+	start = time.Now()
+	err = pf.Down(ctx)
+	record("Down", start, err)
+	if err != nil {
+		log.Warn("platform down", "err", err)
+	}
+	return err
 }
 
 // teardownBudget bounds DumpLogs and Down: a cloud's cluster delete takes

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -123,12 +122,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	}
 	stop() // a second Ctrl-C now ends the process at once (Go's default)
 
-	dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer dcancel()
-	downErr := pf.Down(dctx)
-	if err := pf.DumpLogs(dctx, filepath.Join(dir, "logs")); err != nil {
-		log.Warn("dump logs", "err", err)
-	}
+	downErr := tearDown(pf, filepath.Join(dir, "logs"), log, nil)
 	switch {
 	case upErr != nil:
 		log.Error("platform up failed", "err", upErr)
