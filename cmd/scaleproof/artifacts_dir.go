@@ -21,3 +21,16 @@ func openArtifacts(dir, logName string) (log *slog.Logger, closeLog func(), err 
 	}
 	return slog.New(slog.NewJSONHandler(f, &slog.HandlerOptions{Level: slog.LevelInfo})), func() { _ = f.Close() }, nil
 }
+
+// artifactsDir is the artifacts folder of a command: flag (--artifacts)
+// when given, else $ARTIFACTS (as kubetest2 and Prow set it), else
+// ./_artifacts/<name>. It creates nothing.
+func artifactsDir(flag, name string) string {
+	if flag != "" {
+		return flag
+	}
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		return a
+	}
+	return filepath.Join("_artifacts", name)
+}

@@ -459,13 +459,7 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	for _, t := range cfg.Thresholds {
 		p.thresholds = append(p.thresholds, t.Threshold)
 	}
-	p.dir = cfg.Artifacts
-	if p.dir == "" {
-		p.dir = os.Getenv("ARTIFACTS")
-	}
-	if p.dir == "" {
-		p.dir = filepath.Join("_artifacts", "load-"+time.Now().UTC().Format("20060102-150405"))
-	}
+	p.dir = artifactsDir(cfg.Artifacts, "load-"+time.Now().UTC().Format("20060102-150405"))
 	return p, nil
 }
 

@@ -312,14 +312,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	if o.runID != "" {
 		runID = o.runID
 	}
-	dir := o.artifacts
-	if dir == "" {
-		if a := os.Getenv("ARTIFACTS"); a != "" {
-			dir = a
-		} else {
-			dir = filepath.Join("_artifacts", runID)
-		}
-	}
+	dir := artifactsDir(o.artifacts, runID)
 	if top := firstMissing(dir); top != "" {
 		// A usage error found below leaves no empty artifacts folder behind.
 		defer func() {

@@ -210,14 +210,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 		return withCode(exitUsage, err)
 	}
 	runID := newRunID()
-	dir := o.artifacts
-	if dir == "" {
-		if a := os.Getenv("ARTIFACTS"); a != "" {
-			dir = a
-		} else {
-			dir = filepath.Join("_artifacts", "selftest-"+runID)
-		}
-	}
+	dir := artifactsDir(o.artifacts, "selftest-"+runID)
 	log, closeLog, err := openArtifacts(dir, "selftest.log")
 	if err != nil {
 		return err

@@ -114,14 +114,7 @@ func (o *simOpts) config() (sim.Config, error) {
 }
 
 func (o *simOpts) dir() (string, error) {
-	dir := o.artifacts
-	if dir == "" {
-		if a := os.Getenv("ARTIFACTS"); a != "" {
-			dir = a
-		} else {
-			dir = filepath.Join("_artifacts", "sim-"+newRunID())
-		}
-	}
+	dir := artifactsDir(o.artifacts, "sim-"+newRunID())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
 	}

@@ -86,14 +86,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	dir := o.artifacts
-	if dir == "" {
-		if a := os.Getenv("ARTIFACTS"); a != "" {
-			dir = a
-		} else {
-			dir = filepath.Join("_artifacts", newRunID())
-		}
-	}
+	dir := artifactsDir(o.artifacts, newRunID())
 	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
 	if err != nil {
 		return err
