@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -37,6 +38,12 @@ func (l *Local) Freeze(_ context.Context, group, zone, id string) error {
 		return err
 	}
 	if err := w.p.signal(syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("local: freeze %s: %w", id, err)
+	}
+	// kill(2) returns before the target has stopped: a thread already on
+	// the other CPU can still answer a call. Freeze returns once the kernel
+	// reports the process stopped (proc(5): state T in /proc/PID/stat).
+	if err := waitStopped(w.p.cmd.Process.Pid, 2*time.Second); err != nil {
 		return fmt.Errorf("local: freeze %s: %w", id, err)
 	}
 	l.mu.Lock()
@@ -174,4 +181,30 @@ func (l *Local) zoneWorker(group, zone, id string) (*worker, error) {
 		return nil, fmt.Errorf("local: zone %s/%s has no worker %q", group, zone, id)
 	}
 	return w, nil
+}
+
+// waitStopped waits until process pid is in the stopped state ("T" in the
+// third field of /proc/PID/stat; proc(5)), at most timeout, reading every
+// millisecond. Without /proc (not Linux) it returns at once.
+func waitStopped(pid int, timeout time.Duration) error {
+	path := fmt.Sprintf("/proc/%d/stat", pid)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil // no /proc, or the process is gone: nothing answers
+		}
+		// pid (comm) state ...: comm may hold spaces and parentheses.
+		if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) && (b[i+2] == 'T' || b[i+2] == 't') {
+			return nil
+		}
+		select {
+		case <-deadline.C:
+			return fmt.Errorf("process %d not stopped %s after SIGSTOP", pid, timeout)
+		case <-tick.C:
+		}
+	}
 }
