@@ -132,7 +132,14 @@ func NewWith(o cloud.Options, d Deps) (*Provider, error) {
 		}
 	}
 	if p.cred == nil {
-		c, err := azidentity.NewDefaultAzureCredential(nil)
+		var opts *azidentity.DefaultAzureCredentialOptions
+		if o.Endpoint != "" {
+			// A local fake of ARM (tests): its Entra is at
+			// AZURE_AUTHORITY_HOST, which Microsoft's instance discovery
+			// (login.microsoftonline.com) does not know.
+			opts = &azidentity.DefaultAzureCredentialOptions{DisableInstanceDiscovery: true}
+		}
+		c, err := azidentity.NewDefaultAzureCredential(opts)
 		if err != nil {
 			return nil, fmt.Errorf("aks: Azure credential (DefaultAzureCredential: environment, workload identity, managed identity or az login): %w", err)
 		}

@@ -15,7 +15,10 @@
 // token, and /v2/ is go-containerregistry's in-memory registry demanding
 // Basic 00000000-0000-0000-0000-000000000000:<refresh token>.
 //
-// Not a model of Azure: no RBAC evaluation, no quotas, no real cluster.
+// Entra's client credentials grant (entra.go) issues the tokens, and the
+// clusters' API access is judged as AKS with Azure RBAC does (ClusterAuth).
+// Not a model of Azure: no RBAC evaluation for ARM, no quotas, no real
+// cluster.
 package aksfake
 
 import (
@@ -99,6 +102,11 @@ type Server struct {
 	ca        []byte
 	registry  http.Handler
 	principal int
+	seq       int
+	apps      map[string]app    // client id ->
+	issued    map[string]claims // Entra access token ->
+	rbacDelay int
+	applied   map[string]int // role assignment id -> checks seen
 }
 
 // New starts a fake of subscription sub. Close it when done.
@@ -109,6 +117,7 @@ func New(sub string) *Server {
 		putFail: map[string]armError{}, opFail: map[string]armError{},
 		never: map[string]bool{}, denied: map[string]bool{}, refresh: map[string]bool{}, actions: map[string]bool{},
 		registry: registry.New(registry.Logger(discardLogger())),
+		applied:  map[string]int{},
 	}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.Server.TLS = &tls.Config{}
@@ -285,6 +294,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.HasPrefix(r.URL.Path, "/v2"):
 		s.serveRegistry(w, r)
+		return
+	case isEntra(r.URL.Path):
+		s.entra(w, r)
+		return
+	}
+	if c, ok := s.tokenClaims(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")); ok && c.Aud != strings.TrimRight(s.URL, "/") {
+		// ARM, "InvalidAuthenticationTokenAudience"
+		writeErr(w, armError{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationTokenAudience", Message: "The access token has been obtained for wrong audience or resource '" + c.Aud + "'."})
 		return
 	}
 	if s.ARMToken != "" && r.Header.Get("Authorization") != "Bearer "+s.ARMToken {

@@ -51,7 +51,7 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action {
 	case "CreateCluster":
-		s.createCluster(w, body)
+		s.createCluster(w, body, accessKeyOf(r))
 	case "ListClusters":
 		names := make([]string, 0, len(s.clusters))
 		for n := range s.clusters {
@@ -138,7 +138,7 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 // createCluster checks the request as EKS does (a name, a role that
 // exists, two subnets that exist, EKS Auto Mode's three settings together)
 // and starts the cluster CREATING.
-func (s *Server) createCluster(w http.ResponseWriter, body map[string]any) {
+func (s *Server) createCluster(w http.ResponseWriter, body map[string]any, creator string) {
 	name, _ := body["name"].(string)
 	roleARN, _ := body["roleArn"].(string)
 	if name == "" || roleARN == "" {
@@ -223,7 +223,7 @@ func (s *Server) createCluster(w http.ResponseWriter, body map[string]any) {
 		}
 	}
 	c := &cluster{name: name, arn: s.arn("eks", "cluster/"+name), status: "CREATING", roleARN: roleARN,
-		tags: tags, request: body, left: s.polls}
+		tags: tags, request: body, left: s.polls, creator: creator}
 	s.clusters[name] = c
 	writeJSON(w, "application/json", map[string]any{"cluster": s.clusterJSON(c)})
 }

@@ -3,7 +3,8 @@
 // EC2 (EC2 query, XML), IAM and STS (query, XML) and ECR (JSON 1.1), on one
 // httptest server on 127.0.0.1 that routes by X-Amz-Target (ECR), path
 // (/clusters: EKS) and the query Version (EC2, IAM, STS). Point every client
-// at URL (cloud.Options.Endpoint). Signatures are not checked.
+// at URL (cloud.Options.Endpoint). API call signatures are not checked; the
+// clusters' bearer tokens are, as EKS does (ClusterAuth, apitoken.go).
 //
 // It keeps state (clusters with tags, node groups, IAM roles with their
 // policies and instance profiles, ECR repositories, a default VPC with three
@@ -23,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Defaults of a new Server.
@@ -73,6 +75,8 @@ type Server struct {
 	vpcs         []vpc
 	subnets      []subnet
 	zoneIDs      map[string]string // zone name -> zone ID (SetZoneIDs)
+	secrets      map[string]string // access key id -> secret (SetCredentials)
+	now          func() time.Time
 	seq          int
 }
 
@@ -84,7 +88,8 @@ type cluster struct {
 	name, arn, status, roleARN string
 	tags                       map[string]string
 	request                    map[string]any
-	left                       int // polls until the current operation ends
+	left                       int    // polls until the current operation ends
+	creator                    string // the access key id that signed CreateCluster
 }
 
 type nodegroup struct {
