@@ -15,6 +15,7 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/aws-sdk-go-v2/service/iam"
 	iamtypes "github.com/aws/aws-sdk-go-v2/service/iam/types"
+	"github.com/google/uuid"
 
 	"github.com/scaleproof/scaleproof/cloud"
 )
@@ -91,12 +92,30 @@ func (p *Provider) Create(ctx context.Context, name string, labels map[string]st
 	// seconds (IAM is eventually consistent): EKS then says it "could not
 	// be assumed". That answer is retried every PollInterval, at most
 	// OperationTimeout.
+	//
+	// Each attempt is a new request with its own client token: the SDK
+	// writes the token it generates into the input it is given, and EKS
+	// answers a repeated token with the first answer (EKS API Reference,
+	// CreateCluster, clientRequestToken), so reusing one input would
+	// replay the first refusal until the timeout. Only our own two roles
+	// are waited for: any other role that "could not be assumed" (the
+	// service-linked role AWSServiceRoleForAmazonEKS, which EKS creates
+	// only when the caller may iam:CreateServiceLinkedRole) will not
+	// appear by waiting, so it fails at once.
 	var out *eks.CreateClusterOutput
 	err = p.poll(ctx, op+" (waiting for IAM to propagate the new roles)", func(ctx context.Context) (bool, string, error) {
+		attempt := *in
+		attempt.ClientRequestToken = aws.String(uuid.NewString())
 		var err error
-		out, err = p.eks.CreateCluster(ctx, in)
+		out, err = p.eks.CreateCluster(ctx, &attempt)
 		if code(err) == "InvalidParameterException" && strings.Contains(err.Error(), "could not be assumed") {
-			return false, "role not yet assumable", nil
+			if strings.Contains(err.Error(), clusterARN) || strings.Contains(err.Error(), nodeARN) {
+				return false, "role not yet assumable", nil
+			}
+			if strings.Contains(err.Error(), "aws-service-role") {
+				return false, "", &cloud.Error{Op: op, Kind: "permission", Err: err,
+					Msg: "EKS's service-linked role AWSServiceRoleForAmazonEKS does not exist and could not be made: allow iam:CreateServiceLinkedRole for eks.amazonaws.com (docs/cloud.md, Permissions), or create it once with `aws iam create-service-linked-role --aws-service-name eks.amazonaws.com`: " + err.Error()}
+			}
 		}
 		return err == nil, "", apiError(op, "eks:CreateCluster", err)
 	})

@@ -596,3 +596,31 @@ func TestUnsupportedZoneByID(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingServiceLinkedRoleFailsFast: when EKS cannot assume its
+// service-linked role (it does not exist and the caller may not create
+// it), waiting does not help: Create fails at once with a permission error
+// that names iam:CreateServiceLinkedRole, after one CreateCluster, instead
+// of retrying until the operation timeout as it does for the run's own new
+// roles.
+func TestMissingServiceLinkedRoleFailsFast(t *testing.T) {
+	fake := eksfake.New()
+	defer fake.Close()
+	fake.Fail("eks:CreateCluster", "InvalidParameterException", "Role with arn: arn:aws:iam::"+eksfake.DefaultAccount+
+		":role/aws-service-role/eks.amazonaws.com/AWSServiceRoleForAmazonEKS, could not be assumed because it does not exist or the trusted entity is not correct")
+	p := newProvider(t, fake)
+	_, err := p.Create(context.Background(), "scaleproof-slr", labels())
+	var ce *cloud.Error
+	if !errors.As(err, &ce) || ce.Kind != "permission" || !strings.Contains(err.Error(), "iam:CreateServiceLinkedRole") {
+		t.Fatalf("Create = %v, want a permission error naming iam:CreateServiceLinkedRole", err)
+	}
+	n := 0
+	for _, c := range fake.Calls() {
+		if c == "eks:CreateCluster" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("CreateCluster called %d times, want 1 (no waiting for a role that will not appear)", n)
+	}
+}

@@ -51,7 +51,24 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action {
 	case "CreateCluster":
-		s.createCluster(w, body, accessKeyOf(r))
+		// Idempotency (EKS API Reference, CreateCluster: clientRequestToken
+		// "ensures the idempotency of the request"; AWS, "Ensuring
+		// idempotency": a repeated request with the same client token
+		// gets the first request's answer): a retry with the token of an
+		// answered request gets that answer again, not a new attempt.
+		tok, _ := body["clientRequestToken"].(string)
+		if prev, ok := s.answered[tok]; ok && tok != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Amzn-ErrorType", prev.code)
+			w.WriteHeader(prev.status)
+			_, _ = w.Write(prev.body)
+			return
+		}
+		rec := &recorder{ResponseWriter: w}
+		s.createCluster(rec, body, accessKeyOf(r))
+		if tok != "" {
+			s.answered[tok] = answer{status: rec.status, code: rec.Header().Get("X-Amzn-ErrorType"), body: rec.body}
+		}
 	case "ListClusters":
 		names := make([]string, 0, len(s.clusters))
 		for n := range s.clusters {
@@ -314,4 +331,28 @@ func eksError(w http.ResponseWriter, code, message string) {
 func writeJSON(w http.ResponseWriter, contentType string, v any) {
 	w.Header().Set("Content-Type", contentType)
 	json.NewEncoder(w).Encode(v)
+}
+
+// answer is a response the fake gave to a request with a client token.
+type answer struct {
+	status int
+	code   string
+	body   []byte
+}
+
+// recorder keeps what a handler wrote, and writes it through.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	body   []byte
+}
+
+func (r *recorder) WriteHeader(code int) { r.status = code; r.ResponseWriter.WriteHeader(code) }
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	r.body = append(r.body, b...)
+	return r.ResponseWriter.Write(b)
 }

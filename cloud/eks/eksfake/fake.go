@@ -76,6 +76,7 @@ type Server struct {
 	subnets      []subnet
 	zoneIDs      map[string]string // zone name -> zone ID (SetZoneIDs)
 	secrets      map[string]string // access key id -> secret (SetCredentials)
+	answered     map[string]answer // CreateCluster client token -> its answer
 	now          func() time.Time
 	seq          int
 }
@@ -180,6 +181,7 @@ func New() *Server {
 		roles:            map[string]*role{},
 		profiles:         map[string]map[string]bool{},
 		repos:            map[string]*repo{},
+		answered:         map[string]answer{},
 	}
 	s.vpcs = []vpc{{id: "vpc-0default", isDefault: true}, {id: "vpc-0other"}}
 	for i, z := range []string{"a", "b", "c"} {
