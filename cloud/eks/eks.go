@@ -53,8 +53,14 @@ import (
 // only roles under it.
 const RolePath = "/scaleproof/"
 
-// RepositoryName is the ECR repository the scaleproof-ref image is pushed to.
-const RepositoryName = "scaleproof-ref"
+// RepositoryName is the run's own ECR repository the scaleproof-ref image
+// is pushed to: scaleproof-ref/<run id>. One per run, as on GKE and AKS,
+// because Down deletes what the run created: a repository shared by every
+// run was deleted by one run's Down under another run that had found it
+// and pushed to it. The janitor deletes a repository a crashed run left.
+func RepositoryName(runID string) string {
+	return "scaleproof-ref/" + strings.Trim(cloud.RunIDLabelValue(runID), "-_")
+}
 
 // The defaults of cloud.Options' zero values.
 const (

@@ -447,7 +447,7 @@ func TestPlan(t *testing.T) {
 	o := cloud.Options{Region: fake.Region, RunID: "20261202-0310", TTL: 3 * time.Hour}
 	name := cloud.ClusterName(o.RunID)
 	plan := p.Plan(o)
-	want := []string{"role " + name + "-cluster", "role " + name + "-node", "cluster " + name, "repository scaleproof-ref"}
+	want := []string{"role " + name + "-cluster", "role " + name + "-node", "cluster " + name, "repository scaleproof-ref/20261202-0310"}
 	if got := kinds(plan.Resources); !slices.Equal(got, want) {
 		t.Errorf("plan = %v, want %v", got, want)
 	}

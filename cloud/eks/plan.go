@@ -28,9 +28,9 @@ var calls = []cloud.Call{
 	call(svcEKS, "CreateCluster", "Create: the cluster, tagged, authentication mode API with the caller's admin access entry, EKS Auto Mode (compute, block storage, load balancing); retried while IAM propagates the new roles"),
 	call(svcEKS, "DescribeCluster", "Create, Adopt, Delete, List: the cluster's status (polled until ACTIVE or gone), endpoint, CA and tags"),
 	call(svcSTS, "GetCallerIdentity", "Token: presigned in-process with the x-k8s-aws-id header (the EKS bearer token); the SDK sends nothing"),
-	call(svcECR, "DescribeRepositories", "EnsureRegistry: find "+RepositoryName+"; List: every repository"),
-	call(svcECR, "CreateRepository", "EnsureRegistry: create "+RepositoryName+" tagged with the run's labels when it is missing"),
-	call(svcECR, "TagResource", "EnsureRegistry: move an existing scaleproof repository's expiry later, so the janitor leaves it while this run uses it"),
+	call(svcECR, "DescribeRepositories", "EnsureRegistry: find the run's repository scaleproof-ref/<run id>; List: every repository"),
+	call(svcECR, "CreateRepository", "EnsureRegistry: create the run's repository scaleproof-ref/<run id>, tagged with the run's labels, when it is missing"),
+	call(svcECR, "TagResource", "EnsureRegistry: move the run's existing repository's expiry later (a run id used again), so the janitor leaves it while this run uses it"),
 	call(svcECR, "GetAuthorizationToken", "EnsureRegistry: the registry's basic auth (user AWS) for the image push"),
 	call(svcEKS, "ListClusters", "List: every cluster in the region"),
 	call(svcEKS, "ListNodegroups", "List, Delete: a cluster's managed node groups (Auto Mode has none; other runs' or foreign clusters may)"),
@@ -95,7 +95,7 @@ func (p *Provider) Plan(o cloud.Options) cloud.Plan {
 			cloud.Resource{Kind: "cluster", Name: name, ID: "region " + p.o.Region + ", the default VPC's default subnets (refused if the region has none), EKS Auto Mode: the cloud grows and shrinks the nodes (the node bounds and machine type are not applied: Auto Mode picks them)", Labels: labels},
 		)
 	}
-	rs = append(rs, cloud.Resource{Kind: "repository", Name: RepositoryName, ID: "ECR in " + p.o.Region + " (created only if missing)", Labels: labels})
+	rs = append(rs, cloud.Resource{Kind: "repository", Name: RepositoryName(p.o.RunID), ID: "ECR in " + p.o.Region + " (created only if missing; deleted by Down with its images)", Labels: labels})
 	return cloud.Plan{Resources: rs, Calls: Calls()}
 }
 

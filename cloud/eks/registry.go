@@ -25,10 +25,10 @@ import (
 // <account>.dkr.ecr.<region>.amazonaws.com/scaleproof-ref, its host replaced
 // by Options.RegistryEndpoint when set (tests).
 func (p *Provider) EnsureRegistry(ctx context.Context, labels map[string]string) (cloud.Registry, error) {
-	op := "ensure ECR repository " + RepositoryName
+	op := "ensure ECR repository " + RepositoryName(p.o.RunID)
 	var reg cloud.Registry
 	var repo *ecrtypes.Repository
-	d, err := p.ecr.DescribeRepositories(ctx, &ecr.DescribeRepositoriesInput{RepositoryNames: []string{RepositoryName}})
+	d, err := p.ecr.DescribeRepositories(ctx, &ecr.DescribeRepositoriesInput{RepositoryNames: []string{RepositoryName(p.o.RunID)}})
 	switch {
 	case err == nil && len(d.Repositories) > 0:
 		repo = &d.Repositories[0]
@@ -36,23 +36,23 @@ func (p *Provider) EnsureRegistry(ctx context.Context, labels map[string]string)
 			return reg, err
 		}
 	case err == nil || notFound(err):
-		p.progress("creating ECR repository %s", RepositoryName)
+		p.progress("creating ECR repository %s", RepositoryName(p.o.RunID))
 		out, err := p.ecr.CreateRepository(ctx, &ecr.CreateRepositoryInput{
-			RepositoryName: aws.String(RepositoryName),
+			RepositoryName: aws.String(RepositoryName(p.o.RunID)),
 			Tags:           ecrTags(labels),
 		})
 		if err != nil {
 			return reg, apiError(op, "ecr:CreateRepository", err)
 		}
 		repo = out.Repository
-		reg.Created = []cloud.Resource{{Kind: "repository", Name: RepositoryName, ID: aws.ToString(repo.RepositoryArn), Labels: copyLabels(labels)}}
+		reg.Created = []cloud.Resource{{Kind: "repository", Name: RepositoryName(p.o.RunID), ID: aws.ToString(repo.RepositoryArn), Labels: copyLabels(labels)}}
 	default:
 		return reg, apiError(op, "ecr:DescribeRepositories", err)
 	}
 
 	reg.Repository = aws.ToString(repo.RepositoryUri)
 	if reg.Repository == "" {
-		reg.Repository = aws.ToString(repo.RegistryId) + ".dkr.ecr." + p.o.Region + ".amazonaws.com/" + RepositoryName
+		reg.Repository = aws.ToString(repo.RegistryId) + ".dkr.ecr." + p.o.Region + ".amazonaws.com/" + RepositoryName(p.o.RunID)
 	}
 	if h := registryHost(p.o.RegistryEndpoint); h != "" {
 		_, path, _ := strings.Cut(reg.Repository, "/")

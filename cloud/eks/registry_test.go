@@ -48,13 +48,13 @@ func TestEnsureRegistryPushesWithECRAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := strings.TrimPrefix(regSrv.URL, "http://")
-	if reg.Repository != host+"/scaleproof-ref" {
-		t.Errorf("Repository = %q, want %s/scaleproof-ref", reg.Repository, host)
+	if reg.Repository != host+"/scaleproof-ref/20261202-0310" {
+		t.Errorf("Repository = %q, want %s/scaleproof-ref/20261202-0310", reg.Repository, host)
 	}
-	if len(reg.Created) != 1 || reg.Created[0].Name != "scaleproof-ref" || !reg.Created[0].Ours() {
+	if len(reg.Created) != 1 || reg.Created[0].Name != "scaleproof-ref/20261202-0310" || !reg.Created[0].Ours() {
 		t.Errorf("Created = %v, want the new repository with our labels", reg.Created)
 	}
-	if tags, _ := fake.RepositoryTags("scaleproof-ref"); tags[cloud.LabelRunID] != "20261202-0310" {
+	if tags, _ := fake.RepositoryTags("scaleproof-ref/20261202-0310"); tags[cloud.LabelRunID] != "20261202-0310" {
 		t.Errorf("repository tags = %v", tags)
 	}
 
@@ -91,14 +91,14 @@ func TestEnsureRegistryPushesWithECRAuth(t *testing.T) {
 	if len(reg2.Created) != 0 || reg2.Repository != reg.Repository {
 		t.Errorf("second EnsureRegistry = %+v, want the same repository, not created", reg2)
 	}
-	if tags, _ := fake.RepositoryTags("scaleproof-ref"); tags[cloud.LabelExpiresAt] != later[cloud.LabelExpiresAt] {
+	if tags, _ := fake.RepositoryTags("scaleproof-ref/20261202-0310"); tags[cloud.LabelExpiresAt] != later[cloud.LabelExpiresAt] {
 		t.Errorf("repository expiry = %v, want moved to %v", tags[cloud.LabelExpiresAt], later[cloud.LabelExpiresAt])
 	}
 	// An earlier expiry never shortens it.
 	if _, err := p.EnsureRegistry(ctx, labels()); err != nil {
 		t.Fatal(err)
 	}
-	if tags, _ := fake.RepositoryTags("scaleproof-ref"); tags[cloud.LabelExpiresAt] != later[cloud.LabelExpiresAt] {
+	if tags, _ := fake.RepositoryTags("scaleproof-ref/20261202-0310"); tags[cloud.LabelExpiresAt] != later[cloud.LabelExpiresAt] {
 		t.Errorf("repository expiry = %v, want kept at %v", tags[cloud.LabelExpiresAt], later[cloud.LabelExpiresAt])
 	}
 }
@@ -106,16 +106,16 @@ func TestEnsureRegistryPushesWithECRAuth(t *testing.T) {
 func TestEnsureRegistryLeavesForeignRepository(t *testing.T) {
 	fake := eksfake.New()
 	defer fake.Close()
-	fake.AddRepository("scaleproof-ref", map[string]string{"team": "payments"})
+	fake.AddRepository("scaleproof-ref/20261202-0310", map[string]string{"team": "payments"})
 	p := newProvider(t, fake)
 	reg, err := p.EnsureRegistry(context.Background(), labels())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := eksfake.DefaultAccount + ".dkr.ecr." + fake.Region + ".amazonaws.com/scaleproof-ref"; reg.Repository != want || len(reg.Created) != 0 {
+	if want := eksfake.DefaultAccount + ".dkr.ecr." + fake.Region + ".amazonaws.com/scaleproof-ref/20261202-0310"; reg.Repository != want || len(reg.Created) != 0 {
 		t.Errorf("registry = %+v, want %s, not created", reg, want)
 	}
-	if tags, _ := fake.RepositoryTags("scaleproof-ref"); len(tags) != 1 || tags["team"] != "payments" {
+	if tags, _ := fake.RepositoryTags("scaleproof-ref/20261202-0310"); len(tags) != 1 || tags["team"] != "payments" {
 		t.Errorf("a foreign repository's tags changed: %v", tags)
 	}
 }

@@ -33,7 +33,15 @@ import (
 var cloudProviders = map[string]func(cloud.Options) (cloud.Provider, error){
 	"gke": func(o cloud.Options) (cloud.Provider, error) { return gke.New(o) },
 	"eks": func(o cloud.Options) (cloud.Provider, error) { return eks.New(o) },
-	"aks": func(o cloud.Options) (cloud.Provider, error) { return aks.New(o) },
+	"aks": func(o cloud.Options) (cloud.Provider, error) {
+		// azcore's Poller.PollUntilDone refuses a frequency under a second
+		// outside `go test` (azcore runtime/poller.go: "polling frequency
+		// minimum is one second"), also against a local fake.
+		if o.PollInterval > 0 {
+			o.PollInterval = max(o.PollInterval, time.Second)
+		}
+		return aks.New(o)
+	},
 }
 
 // cloudNames are the clouds of --platform, sorted.

@@ -120,7 +120,7 @@ func gkeRig(t *testing.T, tag string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.flags = []string{"--project", "p1", "--location", "us-central1", "--cloud-endpoint", f.URL, "--cloud-registry-endpoint", reg.URL}
+	r.flags = []string{"--project", "p1", "--location", "us-central1", "--cloud-endpoint", f.URL, "--cloud-registry-endpoint", reg.URL, "--cloud-poll-interval", "200ms"}
 	r.env = []string{"GOOGLE_APPLICATION_CREDENTIALS=" + adc}
 	r.connect = func(t *testing.T, up cloudfake.Upstream) {
 		f.Set(func(f *gkefake.Fake) {
@@ -143,8 +143,8 @@ func eksRig(t *testing.T, tag string) *rig {
 	f.SetCredentials(key, secret)
 	r := &rig{platform: "eks", name: "eks", runID: newRunID("eks"), pushes: &atomic.Int32{}}
 	reg := authRegistry("fake ECR", func(u, pw string) bool { return u == "AWS" && pw == f.RegistryPassword }, r.pushes)
-	r.pushed = strings.TrimPrefix(reg.URL, "http://") + "/" + eks.RepositoryName + ":" + tag
-	r.flags = []string{"--region", f.Region, "--cloud-endpoint", f.URL, "--cloud-registry-endpoint", reg.URL}
+	r.pushed = strings.TrimPrefix(reg.URL, "http://") + "/" + eks.RepositoryName(r.runID) + ":" + tag
+	r.flags = []string{"--region", f.Region, "--cloud-endpoint", f.URL, "--cloud-registry-endpoint", reg.URL, "--cloud-poll-interval", "200ms"}
 	r.env = []string{"AWS_ACCESS_KEY_ID=" + key, "AWS_SECRET_ACCESS_KEY=" + secret, "AWS_SESSION_TOKEN="}
 	var front *cloudfake.Front
 	r.connect = func(t *testing.T, up cloudfake.Upstream) {
@@ -180,7 +180,9 @@ func aksRig(t *testing.T, tag string) *rig {
 		t.Fatal(err)
 	}
 	r.flags = []string{"--subscription", sub, "--resource-group", "rg-scaleproof-e2e", "--location", "westeurope",
-		"--cloud-endpoint", f.Endpoint(), "--cloud-registry-endpoint", f.Host()}
+		"--cloud-endpoint", f.Endpoint(), "--cloud-registry-endpoint", f.Host(),
+		// the Azure SDK's pollers refuse a frequency under a second
+		"--cloud-poll-interval", "1s"}
 	r.env = []string{"AZURE_TENANT_ID=" + tenant, "AZURE_CLIENT_ID=" + client, "AZURE_CLIENT_SECRET=" + secret,
 		"AZURE_AUTHORITY_HOST=" + f.AuthorityHost(), "SSL_CERT_FILE=" + ca}
 	var front *cloudfake.Front
@@ -322,7 +324,7 @@ func TestCloudPlatformsOnKind(t *testing.T) {
 			before := namespaces(ctx, t, cs)
 			r.connect(t, up)
 			art := filepath.Join(dir, r.platform)
-			args := append([]string{"run", "--platform", r.platform, "--ttl", "1h", "--run-id", r.runID, "--cloud-poll-interval", "200ms",
+			args := append([]string{"run", "--platform", r.platform, "--ttl", "1h", "--run-id", r.runID,
 				"--profile", "quick", "--scenarios", "viewer-refused,sustained", "--ref-bin", refBin, "--artifacts", art, "--screenshots=false"}, r.flags...)
 			stdout, err := scaleproof(ctx, t, filepath.Join(bin, "scaleproof"), r.env, args...)
 			if err != nil {
@@ -371,7 +373,7 @@ func TestCloudPlatformsOnKind(t *testing.T) {
 func janitorFlags(flags []string) []string {
 	var out []string
 	for i := 0; i+1 < len(flags); i += 2 {
-		if flags[i] != "--cloud-registry-endpoint" {
+		if flags[i] != "--cloud-registry-endpoint" && flags[i] != "--cloud-poll-interval" {
 			out = append(out, flags[i], flags[i+1])
 		}
 	}
