@@ -142,6 +142,15 @@ func (p *Provider) deleteRole(ctx context.Context, name string) error {
 			}); err != nil && !notFound(err) {
 				return apiError(op, "iam:RemoveRoleFromInstanceProfile", err)
 			}
+			// A profile that held only this role is the one EKS Auto Mode
+			// made for it, which nothing deletes with the cluster: it goes
+			// too. A profile shared with another role stays.
+			if len(prof.Roles) != 1 {
+				continue
+			}
+			if _, err := p.iam.DeleteInstanceProfile(ctx, &iam.DeleteInstanceProfileInput{InstanceProfileName: prof.InstanceProfileName}); err != nil && !notFound(err) {
+				return apiError(op, "iam:DeleteInstanceProfile", err)
+			}
 		}
 	}
 	if _, err := p.iam.DeleteRole(ctx, &iam.DeleteRoleInput{RoleName: aws.String(name)}); err != nil && !notFound(err) {

@@ -44,6 +44,7 @@ var calls = []cloud.Call{
 	call(svcIAM, "DetachRolePolicy", "Delete: each of them"),
 	call(svcIAM, "ListInstanceProfilesForRole", "Delete: instance profiles holding the node role"),
 	call(svcIAM, "RemoveRoleFromInstanceProfile", "Delete: take the role out of each"),
+	call(svcIAM, "DeleteInstanceProfile", "Delete: an instance profile that held only the role (the one EKS Auto Mode made for the node role, which the cluster delete leaves)"),
 	call(svcIAM, "DeleteRole", "Delete: the role"),
 	call(svcECR, "DeleteRepository", "Delete: the repository, force (with its images)"),
 }

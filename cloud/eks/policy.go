@@ -50,7 +50,7 @@ var (
 	// profileScoped: the IAM actions whose resource is an instance profile
 	// (EKS Auto Mode makes its own for the node role; Delete takes the role
 	// out of them).
-	profileScoped = []string{"iam:RemoveRoleFromInstanceProfile"}
+	profileScoped = []string{"iam:RemoveRoleFromInstanceProfile", "iam:DeleteInstanceProfile"}
 )
 
 // Policy is the IAM policy document for the run's identity: every action

@@ -83,10 +83,11 @@ func TestPolicyAllowsEveryCall(t *testing.T) {
 	_ = c
 	for _, call := range fake.Calls() {
 		res := "*"
-		if strings.HasPrefix(call, "iam:") && call != "iam:ListRoles" && call != "iam:RemoveRoleFromInstanceProfile" {
+		profile := call == "iam:RemoveRoleFromInstanceProfile" || call == "iam:DeleteInstanceProfile"
+		if strings.HasPrefix(call, "iam:") && call != "iam:ListRoles" && !profile {
 			res = roleARNs[0]
 		}
-		if call == "iam:RemoveRoleFromInstanceProfile" {
+		if profile {
 			res = "arn:aws:iam::" + fake.Account + ":instance-profile/prof"
 		}
 		if !pol.Allows(call, res) {

@@ -260,6 +260,20 @@ func (s *Server) advanceCluster(c *cluster) {
 		c.status = "ACTIVE"
 		if s.failClusters {
 			c.status = "FAILED"
+			return
+		}
+		// EKS Auto Mode makes an instance profile for the node role to
+		// launch its nodes with (EKS, "Learn about identity and access in
+		// EKS Auto Mode"); it is the account's, and it stays after the
+		// cluster is deleted until someone deletes it.
+		if enabled(c.request, "computeConfig") {
+			if role, _ := c.request["computeConfig"].(map[string]any)["nodeRoleArn"].(string); role != "" {
+				prof := "eks-" + s.Region + "-" + c.name
+				if s.profiles[prof] == nil {
+					s.profiles[prof] = map[string]bool{}
+				}
+				s.profiles[prof][role[strings.LastIndex(role, "/")+1:]] = true
+			}
 		}
 	case "DELETING":
 		if c.left > 0 {

@@ -274,7 +274,7 @@ func (s *Server) Calls() []string {
 }
 
 // Resources is what exists, "kind name" sorted: "cluster x", "node group
-// x/g", "role x", "repository x".
+// x/g", "role x", "repository x", "instance profile x".
 func (s *Server) Resources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -290,6 +290,9 @@ func (s *Server) Resources() []string {
 	}
 	for n := range s.repos {
 		out = append(out, "repository "+n)
+	}
+	for n := range s.profiles {
+		out = append(out, "instance profile "+n)
 	}
 	sort.Strings(out)
 	return out

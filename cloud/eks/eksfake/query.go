@@ -273,6 +273,20 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 		}
 		delete(s.profiles[p], name)
 		iamResult(w, ns, action)
+	case "DeleteInstanceProfile":
+		p := f.Get("InstanceProfileName")
+		roles, ok := s.profiles[p]
+		switch {
+		case !ok:
+			queryError(w, "ErrorResponse", "NoSuchEntity", "Instance Profile "+p+" cannot be found.")
+		case len(roles) > 0:
+			// IAM API Reference, DeleteInstanceProfile: the profile must
+			// not have an associated role
+			queryError(w, "ErrorResponse", "DeleteConflict", "Cannot delete entity, must remove roles from instance profile first.")
+		default:
+			delete(s.profiles, p)
+			iamResult(w, ns, action)
+		}
 	case "DeleteRole":
 		if !exists {
 			noRole()
