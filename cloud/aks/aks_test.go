@@ -204,7 +204,12 @@ func TestLifecycle(t *testing.T) {
 			if aad["managed"] != true || aad["enableAzureRBAC"] != true {
 				t.Errorf("aadProfile %v: want managed AAD with Azure RBAC", aad)
 			}
-			rgs := f.Resources(aksfake.ResourceGroups)
+			var rgs []aksfake.Resource
+			for _, g := range f.Resources(aksfake.ResourceGroups) {
+				if g.ManagedBy == "" { // not the node resource group AKS made
+					rgs = append(rgs, g)
+				}
+			}
 			if len(rgs) != 1 {
 				t.Fatalf("fake has %d resource groups, want 1", len(rgs))
 			}
@@ -338,7 +343,7 @@ func TestCreateFailures(t *testing.T) {
 			if got := kinds(c.Created); !slices.Equal(got, tc.created) {
 				t.Fatalf("Created = %v, want %v", got, tc.created)
 			}
-			if got := len(f.Resources("")); got != len(tc.created) {
+			if got := len(unmanaged(f.Resources(""))); got != len(tc.created) {
 				t.Fatalf("the fake holds %d resources, Created lists %d", got, len(tc.created))
 			}
 			f.Reset()
@@ -764,4 +769,54 @@ func assigned(f *aksfake.Server, roleID string) []aksfake.Resource {
 		}
 	}
 	return out
+}
+
+// unmanaged is rs without the node resource groups AKS manages.
+func unmanaged(rs []aksfake.Resource) []aksfake.Resource {
+	var out []aksfake.Resource
+	for _, r := range rs {
+		if r.ManagedBy == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestNodeResourceGroupIsNotOurs: AKS makes a node resource group for each
+// cluster (managedBy the cluster) and gives it the cluster's tags, so it
+// carries the run's labels; List leaves it out (the cluster's delete takes
+// it, and the janitor must not delete it under a live cluster), and the
+// cluster's Down leaves nothing.
+func TestNodeResourceGroupIsNotOurs(t *testing.T) {
+	f := newFake(t)
+	p, _ := newProvider(t, f, nil)
+	ctx := context.Background()
+	name := cloud.ClusterName(runID)
+	c, err := p.Create(ctx, name, labels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := "MC_" + group + "_" + name + "_" + location
+	var held bool
+	for _, g := range f.Resources(aksfake.ResourceGroups) {
+		if g.Name == node && g.ManagedBy != "" && (cloud.Resource{Labels: g.Tags}).Ours() {
+			held = true
+		}
+	}
+	if !held {
+		t.Fatalf("the fake made no node resource group %s with the run's labels: %v", node, f.Resources(aksfake.ResourceGroups))
+	}
+	all, err := p.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		if r.Name == node {
+			t.Errorf("List returned the node resource group %s, which AKS manages", r)
+		}
+	}
+	down(t, p, c.Created)
+	if left := f.Resources(""); len(left) != 0 {
+		t.Errorf("after Down: %v", left)
+	}
 }

@@ -9,7 +9,8 @@ import (
 // List is every managed cluster, container registry and resource group of
 // the subscription, ours and foreign, with their tags (the janitor keeps
 // only expired ones of ours). Role assignments carry no tags and are not
-// listed: deleting the registry removes the scope they grant.
+// listed: deleting the registry removes the scope they grant. Node resource
+// groups (managedBy a cluster) are left out.
 func (p *Provider) List(ctx context.Context) ([]cloud.Resource, error) {
 	var out []cloud.Resource
 	cl := p.clusters.NewListPager(nil)
@@ -43,7 +44,10 @@ func (p *Provider) List(ctx context.Context) ([]cloud.Resource, error) {
 			return out, asError("list resource groups", err)
 		}
 		for _, g := range page.Value {
-			if g != nil {
+			// A group another resource manages (managedBy: a cluster's
+			// node resource group, which AKS tags with the cluster's tags
+			// and deletes with it) is not ours to list or delete.
+			if g != nil && deref(g.ManagedBy) == "" {
 				out = append(out, cloud.Resource{Kind: KindResourceGroup, Name: deref(g.Name), ID: deref(g.ID), Labels: labelsOf(g.Tags)})
 			}
 		}

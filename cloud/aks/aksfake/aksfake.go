@@ -58,6 +58,8 @@ type Resource struct {
 	// Properties are the request's properties with what Azure adds
 	// (provisioningState, fqdn, identityProfile, loginServer).
 	Properties map[string]any
+	// ManagedBy is, for a cluster's node resource group, the cluster's id.
+	ManagedBy string
 }
 
 type operation struct {
@@ -537,9 +539,32 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, rt route) {
 		op.fail = &f
 		op.final = func() { res.Properties["provisioningState"] = "Failed" }
 	}
-	op.done = func() { res.Properties["provisioningState"] = "Succeeded" }
+	op.done = func() {
+		res.Properties["provisioningState"] = "Succeeded"
+		if res.Type == ManagedClusters {
+			s.nodeResourceGroup(res)
+		}
+	}
 	w.Header().Set("Azure-AsyncOperation", s.newOp(r, op))
 	writeJSON(w, status, s.body(res))
+}
+
+// nodeResourceGroup makes the group AKS creates for a cluster's nodes
+// (AKS, "Node resource group": MC_<group>_<cluster>_<location> unless
+// properties.nodeResourceGroup names it; managedBy the cluster, deleted
+// with it) carrying the cluster's tags (AKS, "Use Azure tags in AKS": the
+// tags given at create are applied to the node resource group too). So a
+// List sees a group with the run's labels that is not the run's to delete.
+// Callers hold s.mu.
+func (s *Server) nodeResourceGroup(cluster *Resource) {
+	name, _ := cluster.Properties["nodeResourceGroup"].(string)
+	if name == "" {
+		name = "MC_" + cluster.ResourceGroup + "_" + cluster.Name + "_" + cluster.Location
+		cluster.Properties["nodeResourceGroup"] = name
+	}
+	id := s.groupID(name)
+	s.res[strings.ToLower(id)] = &Resource{ID: id, Name: name, Type: ResourceGroups, Location: cluster.Location, ResourceGroup: name,
+		Tags: copyMap(cluster.Tags), Properties: map[string]any{"provisioningState": "Succeeded"}, ManagedBy: cluster.ID}
 }
 
 // decorate adds what Azure computes: a cluster's fqdn and kubelet
@@ -592,6 +617,16 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, rt route) {
 	op := &operation{polls: s.Polls, never: s.never[rt.typ]}
 	op.done = func() {
 		delete(s.res, key)
+		if rt.typ == ManagedClusters {
+			if ng, _ := res.Properties["nodeResourceGroup"].(string); ng != "" {
+				gk := strings.ToLower(s.groupID(ng))
+				for k := range s.res {
+					if k == gk || strings.HasPrefix(k, gk+"/") {
+						delete(s.res, k)
+					}
+				}
+			}
+		}
 		if rt.typ == ResourceGroups {
 			prefix := key + "/"
 			for k := range s.res {
@@ -789,6 +824,9 @@ func (s *Server) body(res *Resource) map[string]any {
 	}
 	if sku != nil {
 		b["sku"] = sku
+	}
+	if res.ManagedBy != "" {
+		b["managedBy"] = res.ManagedBy
 	}
 	return b
 }
