@@ -56,6 +56,13 @@ const (
 	ImageName = "scaleproof-ref"
 	// Scope is the OAuth scope of every token (the GKE API server accepts it).
 	Scope = "https://www.googleapis.com/auth/cloud-platform"
+	// UserinfoEmailScope is asked beside Scope for the cluster's bearer
+	// token, as gke-gcloud-auth-plugin does
+	// (kubernetes/cloud-provider-gcp, cmd/gke-gcloud-auth-plugin: scopes
+	// cloud-platform and userinfo.email): GKE identifies the caller by the
+	// token's email, which a service account's token carries only with
+	// this scope (GKE, "Authenticate to the Kubernetes API server").
+	UserinfoEmailScope = "https://www.googleapis.com/auth/userinfo.email"
 )
 
 // Provider is GKE in one project and location.
@@ -191,7 +198,7 @@ func (p *Provider) Close() error {
 // Calls is every API call the provider makes.
 func Calls() []cloud.Call {
 	return []cloud.Call{
-		{Service: "oauth2.googleapis.com", Method: "token", What: "an access token from Application Default Credentials (scope cloud-platform): the API calls', the registry's and the cluster's bearer token"},
+		{Service: "oauth2.googleapis.com", Method: "token", What: "an access token from Application Default Credentials: scope cloud-platform for the API calls and the registry, cloud-platform and userinfo.email for the cluster's bearer token"},
 		{Service: "container.googleapis.com", Method: "projects.locations.clusters.create", What: "the cluster with its one autoscaling node pool, labelled"},
 		{Service: "container.googleapis.com", Method: "projects.locations.operations.get", What: "poll the create and delete operations until DONE"},
 		{Service: "container.googleapis.com", Method: "projects.locations.clusters.get", What: "the cluster's endpoint and CA (after create; adopt)"},

@@ -341,3 +341,27 @@ func TestPlan(t *testing.T) {
 		t.Errorf("adopting plans a cluster: %v", pl.Resources)
 	}
 }
+
+// TestClusterTokenScopes: with a service account key (the nightly's
+// workload identity federation likewise asks per scope), the cluster's
+// bearer token is asked with cloud-platform and userinfo.email, as
+// gke-gcloud-auth-plugin asks it; the fake's token endpoint checks the
+// key's signature and records the scopes the JWT asked for.
+func TestClusterTokenScopes(t *testing.T) {
+	f, p := setup(t, nil)
+	path, err := f.ServiceAccountFile(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOOGLE_APPLICATION_CREDENTIALS", path)
+	tok, err := p.Token(context.Background(), cloud.Cluster{Name: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.TokenScopes(tok.Value)
+	for _, want := range []string{Scope, UserinfoEmailScope} {
+		if !slices.Contains(got, want) {
+			t.Errorf("the cluster token's scopes %v lack %s", got, want)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // Token is a new OAuth2 access token of the Application Default
-// Credentials (scope cloud-platform), which the GKE API server takes as a
+// Credentials (scopes cloud-platform and userinfo.email), which the GKE API server takes as a
 // bearer token (what gke-gcloud-auth-plugin hands kubectl), made
 // in-process. It is fetched afresh each time, not from the API clients'
 // cache (which renews only 10 s before expiry): the cloud platform asks
@@ -23,7 +23,7 @@ func (p *Provider) Token(ctx context.Context, c cloud.Cluster) (cloud.Token, err
 	p.mu.Lock()
 	hctx := p.hctx
 	p.mu.Unlock()
-	creds, err := google.FindDefaultCredentials(hctx, Scope)
+	creds, err := google.FindDefaultCredentials(hctx, Scope, UserinfoEmailScope)
 	if err != nil {
 		return cloud.Token{}, tokenErr("token for cluster "+c.Name, err)
 	}

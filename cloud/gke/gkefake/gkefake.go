@@ -22,6 +22,7 @@
 package gkefake
 
 import (
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -83,6 +84,8 @@ type Fake struct {
 	repos    map[string]*artifactregistrypb.Repository
 	ops      map[string]*op
 	tokens   map[string]bool
+	scopes   map[string][]string // token -> its scopes (service account flow)
+	saKey    *rsa.PublicKey      // ServiceAccountFile's key
 	requests []string
 	nextID   int
 }
@@ -263,7 +266,17 @@ func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
 
 func (f *Fake) token(w http.ResponseWriter, r *http.Request) {
 	_ = r.ParseForm()
-	if r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != "fake-refresh" {
+	var scopes []string
+	switch {
+	case r.PostForm.Get("grant_type") == jwtBearer:
+		var err error
+		if scopes, err = f.assertionScopes(r.PostForm.Get("assertion")); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(400)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant", "error_description": err.Error()})
+			return
+		}
+	case r.PostForm.Get("grant_type") != "refresh_token" || r.PostForm.Get("refresh_token") != "fake-refresh":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(400)
 		_, _ = io.WriteString(w, `{"error":"invalid_grant","error_description":"Bad Request"}`)
@@ -279,6 +292,12 @@ func (f *Fake) token(w http.ResponseWriter, r *http.Request) {
 		ttl = 3600
 	}
 	f.tokens[tok] = true
+	if scopes != nil {
+		if f.scopes == nil {
+			f.scopes = map[string][]string{}
+		}
+		f.scopes[tok] = scopes
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": ttl})
 }
