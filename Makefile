@@ -146,7 +146,7 @@ E2E_TARGETS = \
 	SCALEPROOF_E2E_KIND=1 ARTIFACTS=$(E2E_DIR)/targets $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./e2e/targets/ || rc=$$((rc ? rc : 1));
 
 .PHONY: e2e
-e2e: deps-kind kind-node-image keda-images ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods), sustained with a canary, the ginkgo specs (./e2e/), a run through the GKE platform on kind (./e2e/cloudkind/), then the target scenarios on the cluster's HPA and on KEDA with the queue workload and their specs (./e2e/targets/); JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
+e2e: deps-kind kind-node-image keda-images ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods), sustained with a canary, the ginkgo specs (./e2e/), a run through each of the GKE, EKS and AKS platforms against its fake on kind (./e2e/cloudkind/), then the target scenarios on the cluster's HPA and on KEDA with the queue workload and their specs (./e2e/targets/); JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
 	@rc=0; $(E2E_CONSOLE) $(E2E_TARGETS) \
 	echo "make e2e: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
 
