@@ -87,6 +87,8 @@ type rig struct {
 	close func()
 	// counted adds the pushes a fake that serves the registry itself saw.
 	counted func()
+	// wantLog is a line the run's scaleproof.log must hold.
+	wantLog string
 }
 
 func newRunID(platform string) string {
@@ -171,7 +173,9 @@ func aksRig(t *testing.T, tag string) *rig {
 	f.Polls = 2
 	f.AddApp(tenant, client, secret, oid)
 	f.SetRBACPropagation(2)
-	r := &rig{platform: "aks", name: "aks", runID: newRunID("aks"), pushes: &atomic.Int32{}}
+	r := &rig{platform: "aks", name: "aks", runID: newRunID("aks"), pushes: &atomic.Int32{},
+		// the assignment propagates after two checks: the deploy waited
+		wantLog: "waiting until the cluster authorizes the run"}
 	r.pushed = f.Host() + "/" + aks.ImageRepository + ":" + tag
 	// The CLI trusts the fake's TLS certificate (ARM, Entra and ACR) as
 	// Go does on Linux: SSL_CERT_FILE.
@@ -343,6 +347,11 @@ func TestCloudPlatformsOnKind(t *testing.T) {
 			}
 			if left := r.left(); len(left) != 0 {
 				t.Errorf("the run left %v in the fake", left)
+			}
+			if r.wantLog != "" {
+				if b, _ := os.ReadFile(filepath.Join(art, "scaleproof.log")); !strings.Contains(string(b), r.wantLog) {
+					t.Errorf("scaleproof.log lacks %q", r.wantLog)
+				}
 			}
 			junit, _ := os.ReadFile(filepath.Join(art, "junit_runner.xml"))
 			for _, want := range []string{"create cluster", "push image", "deploy", "delete cluster"} {

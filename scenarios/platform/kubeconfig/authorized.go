@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/load"
@@ -30,9 +31,10 @@ const authorizeInterval = 5 * time.Second
 
 // waitAuthorized asks kc whether it may create namespaces until it may, at
 // most for timeout (0: 10 minutes), every authorizeInterval on clk (nil: the
-// real clock; tests pass one that moves only when waited on). The error says what the last answer was and what grant is
+// real clock; tests pass one that moves only when waited on), logging each
+// refusal on log. The error says what the last answer was and what grant is
 // missing.
-func waitAuthorized(ctx context.Context, kc kubernetes.Interface, timeout time.Duration, clk load.Clock) error {
+func waitAuthorized(ctx context.Context, kc kubernetes.Interface, timeout time.Duration, clk load.Clock, log *slog.Logger) error {
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
@@ -55,6 +57,7 @@ func waitAuthorized(ctx context.Context, kc kubernetes.Interface, timeout time.D
 		default:
 			return fmt.Errorf("platform kubeconfig: ask the API server what the run may do: %w", err)
 		}
+		log.Info("waiting until the cluster authorizes the run", "review", n, "last", last, "next_in", authorizeInterval.String())
 		if !clk.Now().Add(authorizeInterval).Before(deadline) {
 			return fmt.Errorf("platform kubeconfig: the cluster did not authorize the run within %s (%d reviews; last: %s): "+
 				"grant its identity cluster admin on the cluster (AKS with Azure RBAC: the role \"Azure Kubernetes Service RBAC Cluster Admin\"; "+

@@ -3,6 +3,8 @@ package kubeconfig
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -49,7 +51,7 @@ func TestWaitAuthorized(t *testing.T) {
 				return true, &authv1.SelfSubjectAccessReview{Status: authv1.SubjectAccessReviewStatus{Allowed: a.(bool), Reason: "no role assignment yet"}}, nil
 			})
 			clk := &stepClock{now: time.Unix(0, 0)}
-			err := waitAuthorized(context.Background(), kc, time.Duration(tc.deadline)*authorizeInterval, clk)
+			err := waitAuthorized(context.Background(), kc, time.Duration(tc.deadline)*authorizeInterval, clk, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if tc.wantErr == "" && err != nil {
 				t.Fatalf("waitAuthorized: %v", err)
 			}

@@ -42,7 +42,7 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 		return p.upTarget(ctx)
 	}
 	// The reference system makes its namespace: wait until the run may.
-	if err := waitAuthorized(ctx, p.kc, p.cfg.AuthorizeTimeout, nil); err != nil {
+	if err := waitAuthorized(ctx, p.kc, p.cfg.AuthorizeTimeout, nil, p.log); err != nil {
 		return platform.Endpoints{}, err
 	}
 	c := p.cfg
