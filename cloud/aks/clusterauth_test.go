@@ -6,9 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	azcloud "github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
@@ -35,19 +33,10 @@ func TestClusterAPINeedsTheRoleAssignment(t *testing.T) {
 	f.AddApp("tenant-1", "client-run", "secret-run", runOID)
 	f.AddApp("tenant-1", "client-other", "secret-other", "44444444-4444-4444-4444-444444444444")
 	f.SetRBACPropagation(2)
-	reached := 0
-	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer upstream-token" {
-			http.Error(w, "bad upstream token", http.StatusUnauthorized)
-			return
-		}
-		reached++
-		w.Write([]byte(`{"kind":"APIVersions","versions":["v1"]}`))
-	}))
+	api, up, reached := cloudfake.StubAPIServer()
 	defer api.Close()
 	name := cloud.ClusterName(runID)
-	front, err := cloudfake.NewFront(cloudfake.Upstream{Server: api.URL, Token: "upstream-token",
-		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw})}, f.ClusterAuth(name))
+	front, err := cloudfake.NewFront(up, f.ClusterAuth(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +117,7 @@ func TestClusterAPINeedsTheRoleAssignment(t *testing.T) {
 		{"the run, once it applies", http.MethodGet, "/api", tok.Value, http.StatusOK, nil},
 	}
 	for _, s := range steps {
-		before := reached
+		before := reached()
 		code, body := do(s.method, s.path, s.token)
 		if code != s.want {
 			t.Errorf("%s: %s %s = %d %v, want %d", s.name, s.method, s.path, code, body, s.want)
@@ -139,7 +128,7 @@ func TestClusterAPINeedsTheRoleAssignment(t *testing.T) {
 				t.Errorf("%s: review status = %v, want allowed %v", s.name, st, s.allowed)
 			}
 		}
-		if got := reached - before; (code == http.StatusOK) != (got == 1) {
+		if got := reached() - before; (code == http.StatusOK) != (got == 1) {
 			t.Errorf("%s: the API server behind saw %d requests", s.name, got)
 		}
 	}

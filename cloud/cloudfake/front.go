@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 )
 
 // Refusal is how a managed cluster's API server refuses a request: Status
@@ -114,4 +115,26 @@ func BearerToken(r *http.Request) string {
 		return strings.TrimSpace(h[7:])
 	}
 	return ""
+}
+
+// StubAPIServer is a TLS server standing for the real API server behind a
+// Front in unit tests: it answers GET /api with APIVersions to the bearer
+// token up.Token and 401 to any other, and reached counts the requests it
+// answered. Close srv when done.
+func StubAPIServer() (srv *httptest.Server, up Upstream, reached func() int) {
+	var mu sync.Mutex
+	n := 0
+	const token = "upstream-token"
+	srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if BearerToken(r) != token {
+			http.Error(w, "bad upstream token", http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		n++
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"kind":"APIVersions","versions":["v1"]}`))
+	}))
+	up = Upstream{Server: srv.URL, Token: token, CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})}
+	return srv, up, func() int { mu.Lock(); defer mu.Unlock(); return n }
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -29,19 +27,10 @@ func TestClusterTokenMeetsTheAuthenticator(t *testing.T) {
 	defer fake.Close()
 	fake.SetCredentials("AKIDTEST", "test-secret")
 	fake.SetCredentials("AKIDOTHER", "other-secret")
-	reached := 0
-	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer upstream-token" {
-			http.Error(w, "bad upstream token", http.StatusUnauthorized)
-			return
-		}
-		reached++
-		w.Write([]byte(`{"kind":"APIVersions","versions":["v1"]}`))
-	}))
+	api, up, reached := cloudfake.StubAPIServer()
 	defer api.Close()
 	name := cloud.ClusterName("20261202-0310")
-	front, err := cloudfake.NewFront(cloudfake.Upstream{Server: api.URL, Token: "upstream-token",
-		CA: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw})}, fake.ClusterAuth(name))
+	front, err := cloudfake.NewFront(up, fake.ClusterAuth(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +71,7 @@ func TestClusterTokenMeetsTheAuthenticator(t *testing.T) {
 		{"a key without an access entry", withKey("AKIDOTHER", "other-secret"), c, 0, http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := reached
+			before := reached()
 			tok, err := tc.p.Token(ctx, tc.cluster)
 			if err != nil {
 				t.Fatal(err)
@@ -99,7 +88,7 @@ func TestClusterTokenMeetsTheAuthenticator(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Errorf("GET /api = %d, want %d", resp.StatusCode, tc.want)
 			}
-			if got := reached - before; (tc.want == http.StatusOK) != (got == 1) {
+			if got := reached() - before; (tc.want == http.StatusOK) != (got == 1) {
 				t.Errorf("the API server behind saw %d requests", got)
 			}
 		})

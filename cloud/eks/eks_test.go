@@ -524,12 +524,7 @@ func TestCreateWaitsForIAMPropagation(t *testing.T) {
 	if _, err := p.Create(context.Background(), "scaleproof-iam", labels()); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, c := range fake.Calls() {
-		if c == "eks:CreateCluster" {
-			n++
-		}
-	}
+	n := calls(fake, "eks:CreateCluster")
 	if n != 3 {
 		t.Errorf("CreateCluster called %d times, want 3 (two refusals, then created)", n)
 	}
@@ -614,13 +609,19 @@ func TestMissingServiceLinkedRoleFailsFast(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Kind != "permission" || !strings.Contains(err.Error(), "iam:CreateServiceLinkedRole") {
 		t.Fatalf("Create = %v, want a permission error naming iam:CreateServiceLinkedRole", err)
 	}
-	n := 0
-	for _, c := range fake.Calls() {
-		if c == "eks:CreateCluster" {
-			n++
-		}
-	}
+	n := calls(fake, "eks:CreateCluster")
 	if n != 1 {
 		t.Errorf("CreateCluster called %d times, want 1 (no waiting for a role that will not appear)", n)
 	}
+}
+
+// calls is how many times the fake saw action.
+func calls(fake *eksfake.Server, action string) int {
+	n := 0
+	for _, c := range fake.Calls() {
+		if c == action {
+			n++
+		}
+	}
+	return n
 }
