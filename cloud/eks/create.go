@@ -104,20 +104,9 @@ func (p *Provider) Create(ctx context.Context, name string, labels map[string]st
 	// appear by waiting, so it fails at once.
 	var out *eks.CreateClusterOutput
 	err = p.poll(ctx, op+" (waiting for IAM to propagate the new roles)", func(ctx context.Context) (bool, string, error) {
-		attempt := *in
-		attempt.ClientRequestToken = aws.String(uuid.NewString())
-		var err error
-		out, err = p.eks.CreateCluster(ctx, &attempt)
-		if code(err) == "InvalidParameterException" && strings.Contains(err.Error(), "could not be assumed") {
-			if strings.Contains(err.Error(), clusterARN) || strings.Contains(err.Error(), nodeARN) {
-				return false, "role not yet assumable", nil
-			}
-			if strings.Contains(err.Error(), "aws-service-role") {
-				return false, "", &cloud.Error{Op: op, Kind: "permission", Err: err,
-					Msg: "EKS's service-linked role AWSServiceRoleForAmazonEKS does not exist and could not be made: allow iam:CreateServiceLinkedRole for eks.amazonaws.com (docs/cloud.md, Permissions), or create it once with `aws iam create-service-linked-role --aws-service-name eks.amazonaws.com`: " + err.Error()}
-			}
-		}
-		return err == nil, "", apiError(op, "eks:CreateCluster", err)
+		o, done, state, err := p.createClusterAttempt(ctx, op, in, clusterARN, nodeARN)
+		out = o
+		return done, state, err
 	})
 	if err != nil {
 		return c, err
@@ -295,4 +284,23 @@ func copyLabels(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// createClusterAttempt is one CreateCluster with a new client token: done
+// when EKS accepted it; not done, no error, while one of the run's own
+// roles (clusterARN, nodeARN) cannot be assumed yet; an error otherwise.
+func (p *Provider) createClusterAttempt(ctx context.Context, op string, in *eks.CreateClusterInput, clusterARN, nodeARN string) (*eks.CreateClusterOutput, bool, string, error) {
+	attempt := *in
+	attempt.ClientRequestToken = aws.String(uuid.NewString())
+	out, err := p.eks.CreateCluster(ctx, &attempt)
+	if code(err) == "InvalidParameterException" && strings.Contains(err.Error(), "could not be assumed") {
+		if strings.Contains(err.Error(), clusterARN) || strings.Contains(err.Error(), nodeARN) {
+			return nil, false, "role not yet assumable", nil
+		}
+		if strings.Contains(err.Error(), "aws-service-role") {
+			return nil, false, "", &cloud.Error{Op: op, Kind: "permission", Err: err,
+				Msg: "EKS's service-linked role AWSServiceRoleForAmazonEKS does not exist and could not be made: allow iam:CreateServiceLinkedRole for eks.amazonaws.com (docs/cloud.md, Permissions), or create it once with `aws iam create-service-linked-role --aws-service-name eks.amazonaws.com`: " + err.Error()}
+		}
+	}
+	return out, err == nil, "", apiError(op, "eks:CreateCluster", err)
 }

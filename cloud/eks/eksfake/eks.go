@@ -51,24 +51,7 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 	}
 	switch action {
 	case "CreateCluster":
-		// Idempotency (EKS API Reference, CreateCluster: clientRequestToken
-		// "ensures the idempotency of the request"; AWS, "Ensuring
-		// idempotency": a repeated request with the same client token
-		// gets the first request's answer): a retry with the token of an
-		// answered request gets that answer again, not a new attempt.
-		tok, _ := body["clientRequestToken"].(string)
-		if prev, ok := s.answered[tok]; ok && tok != "" {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("X-Amzn-ErrorType", prev.code)
-			w.WriteHeader(prev.status)
-			_, _ = w.Write(prev.body)
-			return
-		}
-		rec := &recorder{ResponseWriter: w}
-		s.createCluster(rec, body, accessKeyOf(r))
-		if tok != "" {
-			s.answered[tok] = answer{status: rec.status, code: rec.Header().Get("X-Amzn-ErrorType"), body: rec.body}
-		}
+		s.createClusterOnce(w, body, accessKeyOf(r))
 	case "ListClusters":
 		names := make([]string, 0, len(s.clusters))
 		for n := range s.clusters {
@@ -149,6 +132,28 @@ func (s *Server) serveEKS(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, "application/json", map[string]any{"nodegroup": map[string]any{
 			"nodegroupName": g.name, "nodegroupArn": g.arn, "clusterName": g.cluster, "status": g.status, "tags": g.tags,
 		}})
+	}
+}
+
+// createClusterOnce is CreateCluster with its idempotency (EKS API
+// Reference, CreateCluster: clientRequestToken "ensures the idempotency of
+// the request"; AWS, "Ensuring idempotency": a repeated request with the
+// same client token gets the first request's answer): a retry with the
+// token of an answered request gets that answer again, not a new attempt.
+// Callers hold s.mu.
+func (s *Server) createClusterOnce(w http.ResponseWriter, body map[string]any, creator string) {
+	tok, _ := body["clientRequestToken"].(string)
+	if prev, ok := s.answered[tok]; ok && tok != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Amzn-ErrorType", prev.code)
+		w.WriteHeader(prev.status)
+		_, _ = w.Write(prev.body)
+		return
+	}
+	rec := &recorder{ResponseWriter: w}
+	s.createCluster(rec, body, creator)
+	if tok != "" {
+		s.answered[tok] = answer{status: rec.status, code: rec.Header().Get("X-Amzn-ErrorType"), body: rec.body}
 	}
 }
 

@@ -38,7 +38,7 @@ func (f *Fake) ServiceAccountFile(dir string) (string, error) {
 	f.mu.Unlock()
 	der := x509.MarshalPKCS1PrivateKey(key)
 	b, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "p1", "private_key_id": "fake-key",
-		"private_key": string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der})),
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: der})),
 		"client_email": "scaleproof@p1.iam.gserviceaccount.com", "client_id": "1", "token_uri": f.URL + "/token"})
 	p := filepath.Join(dir, "sa.json")
 	return p, os.WriteFile(p, b, 0o600)
