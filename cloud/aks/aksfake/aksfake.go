@@ -37,6 +37,8 @@ import (
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/scaleproof/scaleproof/cloud/cloudfake"
 )
 
 // The resource types, as the fake names them in failures and Resources.
@@ -301,7 +303,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.entra(w, r)
 		return
 	}
-	if c, ok := s.tokenClaims(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")); ok && c.Aud != strings.TrimRight(s.URL, "/") {
+	if c, ok := s.tokenClaims(cloudfake.BearerToken(r)); ok && c.Aud != strings.TrimRight(s.URL, "/") {
 		// ARM, "InvalidAuthenticationTokenAudience"
 		writeErr(w, armError{Status: http.StatusUnauthorized, Code: "InvalidAuthenticationTokenAudience", Message: "The access token has been obtained for wrong audience or resource '" + c.Aud + "'."})
 		return
