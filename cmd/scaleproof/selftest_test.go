@@ -126,6 +126,7 @@ func TestSelftestOnLocal(t *testing.T) {
 			// failing first (a check in the scenario's body that the fault
 			// also breaks, depending on when the next sample lands) is fine.
 			t.Errorf("fault %s: %s: %q did not fail; failing facts: %q", r.Fault, want.scenario, want.fact, r.Failed)
+			logVerdicts(t, r.Results)
 		}
 		if res, err := reports.Read(r.Results); err != nil || res.Incomplete || len(res.Verdicts) == 0 {
 			t.Errorf("fault %s: results %s: %v", r.Fault, r.Results, err)
@@ -140,6 +141,28 @@ func TestSelftestOnLocal(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(keep, f), b, 0o644); err != nil {
 				t.Log(err)
 			}
+		}
+	}
+}
+
+// logVerdicts logs each verdict of a results file that did not pass: its
+// error and every fact's detail, so a fault caught by an unexpected fact can
+// be understood from the test's log alone (the artifacts are gone with the
+// test's temporary folder).
+func logVerdicts(t *testing.T, results string) {
+	t.Helper()
+	res, err := reports.Read(results)
+	if err != nil {
+		t.Logf("results %s: %v", results, err)
+		return
+	}
+	for _, v := range res.Verdicts {
+		if v.Passed {
+			continue
+		}
+		t.Logf("  %s: error %q", v.Scenario, v.Error)
+		for _, f := range v.Facts {
+			t.Logf("    passed %-5v %s: %s", f.Passed, f.Name, f.Detail)
 		}
 	}
 }

@@ -243,7 +243,10 @@ func (l *Local) RestartConsole(ctx context.Context, hard bool) (string, error) {
 	if hard {
 		p.kill()
 	} else if err := p.stop(l.cfg.ConsoleDrain + 5*time.Second); err != nil {
-		return "", err
+		// The old console is gone either way (stop kills it after the
+		// grace): like a pod's container, it is started again whatever
+		// its exit, and the run goes on against the new one.
+		l.log.Warn("console did not stop cleanly before its restart", "err", err)
 	}
 	if err := l.startConsole(ctx, p.addr); err != nil {
 		l.log.Warn("console could not listen on its old address again; moving it", "addr", p.addr, "err", err)
