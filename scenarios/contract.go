@@ -713,3 +713,36 @@ func listed(bad []string) string {
 	}
 	return ": " + strings.Join(bad, "; ") + more
 }
+
+// WorkerPressure is what one worker says of its back-pressure on its own
+// /metrics: its in-flight limit, the most calls it held at once since it
+// started (its high-water mark) and the calls it refused with 429.
+type WorkerPressure struct {
+	ID                        string
+	Limit, HighWater, Refused float64
+}
+
+// FactBackPressureAtLimit: a worker holds at most its in-flight limit at
+// once and refuses with 429 only at it (Ramen 0.7.5's autoscaling notes:
+// RAMEN_MAX_INFLIGHT, "a worker at its limit answers 429"). A worker fails
+// when its high-water mark is over its limit, or when it refused calls but
+// never held its limit. ws with no worker fails: nothing was read.
+func FactBackPressureAtLimit(ws []WorkerPressure) reports.Fact {
+	var bad, per []string
+	for _, w := range ws {
+		per = append(per, fmt.Sprintf("%s held at most %.0f of %.0f, refused %.0f", w.ID, w.HighWater, w.Limit, w.Refused))
+		switch {
+		case w.Limit <= 0:
+			bad = append(bad, fmt.Sprintf("%s reports no in-flight limit", w.ID))
+		case w.HighWater > w.Limit:
+			bad = append(bad, fmt.Sprintf("%s held %.0f calls at once, over its limit %.0f", w.ID, w.HighWater, w.Limit))
+		case w.Refused > 0 && w.HighWater < w.Limit:
+			bad = append(bad, fmt.Sprintf("%s answered 429 to %.0f calls but never held more than %.0f of its limit %.0f", w.ID, w.Refused, w.HighWater, w.Limit))
+		}
+	}
+	if len(ws) == 0 {
+		bad = append(bad, "no worker was read")
+	}
+	return *fact(factBackPressure, len(bad) == 0, "%d workers, from their own /metrics (%s, %s, %s): %s%s",
+		len(ws), metricWorkerHighWater, metricWorkerLimit, metricWorkerRefused, strings.Join(per, "; "), listed(bad))
+}

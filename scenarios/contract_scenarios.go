@@ -189,12 +189,21 @@ const (
 	metricWorkerCalls    = "scaleproof_worker_calls_total"
 	metricWorkerInflight = "scaleproof_worker_inflight"
 	metricWorkerLimit    = "scaleproof_worker_inflight_limit"
+	// metricWorkerHighWater: the most calls the worker held at once since
+	// it started; metricWorkerRefused: calls it answered 429 at its limit.
+	metricWorkerHighWater = "scaleproof_worker_inflight_high_water"
+	metricWorkerRefused   = "scaleproof_worker_refused_total"
 )
 
 // workerMetrics is one read of a worker's /metrics.
 type workerMetrics struct {
 	Calls, InFlight float64
 	Limit           float64 // the in-flight limit; 0 when the worker reports none
+	// HighWater is metricWorkerHighWater (HasHighWater: the worker reports
+	// it); Refused is metricWorkerRefused (0 when not reported).
+	HighWater    float64
+	HasHighWater bool
+	Refused      float64
 }
 
 // readWorker reads http://ADDR/metrics of one worker (bounded by 3 s, or
@@ -247,5 +256,7 @@ func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (worker
 	}
 	m.InFlight, _ = get(metricWorkerInflight)
 	m.Limit, _ = get(metricWorkerLimit)
+	m.HighWater, m.HasHighWater = get(metricWorkerHighWater)
+	m.Refused, _ = get(metricWorkerRefused)
 	return m, nil
 }

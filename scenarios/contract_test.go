@@ -361,3 +361,26 @@ func TestTimeToMaxAllowsOneStepWithoutRate(t *testing.T) {
 		})
 	}
 }
+
+func TestBackPressureAtLimit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ws     []WorkerPressure
+		passed bool
+		says   string
+	}{
+		{"held its limit and refused the rest", []WorkerPressure{{ID: "w1", Limit: 32, HighWater: 32, Refused: 40}, {ID: "canary", Limit: 32, HighWater: 12}}, true, "w1 held at most 32 of 32, refused 40"},
+		{"never reached it, refused nothing", []WorkerPressure{{ID: "w1", Limit: 32, HighWater: 5}}, true, "1 workers"},
+		{"one call over its limit", []WorkerPressure{{ID: "w1", Limit: 32, HighWater: 33, Refused: 40}}, false, "w1 held 33 calls at once, over its limit 32"},
+		{"refused before its limit", []WorkerPressure{{ID: "w1", Limit: 32, HighWater: 31, Refused: 3}}, false, "w1 answered 429 to 3 calls but never held more than 31 of its limit 32"},
+		{"no limit reported", []WorkerPressure{{ID: "w1", HighWater: 3}}, false, "w1 reports no in-flight limit"},
+		{"nothing read", nil, false, "no worker was read"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := FactBackPressureAtLimit(c.ws)
+			if f.Name != factBackPressure || f.Passed != c.passed || !strings.Contains(f.Detail, c.says) {
+				t.Errorf("fact %+v, want passed %v and a detail with %q", f, c.passed, c.says)
+			}
+		})
+	}
+}

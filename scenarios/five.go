@@ -2,12 +2,14 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // ViewerRefused: "a viewer refused". Viewer and MCP-user keys PUT max_count:
@@ -118,9 +120,50 @@ func MaxOneNeverScales() Scenario {
 				s.Check("back-pressure: 429 > 0", c.TooMany > 0, "%d calls answered 429", c.TooMany)
 			}
 			s.Check("calls served", c.OK > 0, "%d calls ok", c.OK)
+			s.judgeBackPressure(ctx)
 			return nil
 		},
 	}
+}
+
+// factBackPressure is FactBackPressureAtLimit's name.
+const factBackPressure = "back-pressure exactly at the limit: no worker held more calls at once than its in-flight limit, and none answered 429 before it reached it"
+
+// judgeBackPressure reads every worker of the scope's zone (the platform's
+// Faulter.Workers and each worker's /metrics) and judges
+// FactBackPressureAtLimit on them. Not applicable where the platform gives
+// no worker addresses or no worker reports its high-water mark (a system
+// other than the reference one).
+func (s *Scope) judgeBackPressure(ctx context.Context) {
+	e := s.env
+	ws, err := e.faults().Workers(ctx, e.Endpoints.Group, s.Zone)
+	if err != nil {
+		if errors.Is(err, platform.ErrNotOffered) {
+			s.NotApplicable(factBackPressure, "the workers' own /metrics cannot be read: "+err.Error())
+			return
+		}
+		s.Check(factBackPressure, false, "list the zone's workers: %v", err)
+		return
+	}
+	var read []WorkerPressure
+	for _, w := range ws {
+		if w.Addr == "" {
+			s.NotApplicable(factBackPressure, fmt.Sprintf("the platform gives no address for worker %s, so its /metrics cannot be read", w.ID))
+			return
+		}
+		m, err := readWorker(ctx, e.HTTP, w)
+		if err != nil {
+			s.Check(factBackPressure, false, "%v", err)
+			return
+		}
+		if !m.HasHighWater {
+			s.NotApplicable(factBackPressure, fmt.Sprintf("worker %s reports no %s (the most calls it held at once)", w.ID, metricWorkerHighWater))
+			return
+		}
+		read = append(read, WorkerPressure{ID: w.ID, Limit: m.Limit, HighWater: m.HighWater, Refused: m.Refused})
+	}
+	f := FactBackPressureAtLimit(read)
+	s.Check(f.Name, f.Passed, "%s", f.Detail)
 }
 
 // loadUntilMax applies load and waits until the count reaches max (the

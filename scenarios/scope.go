@@ -77,6 +77,15 @@ func (s *Scope) Check(name string, ok bool, format string, args ...any) bool {
 	return ok
 }
 
+// NotApplicable records fact name as not judged, with why: it neither
+// passes nor fails (reports.Fact.NotApplicable).
+func (s *Scope) NotApplicable(name, why string) {
+	s.mu.Lock()
+	s.facts = append(s.facts, reports.Fact{Name: name, NotApplicable: why})
+	s.mu.Unlock()
+	s.env.Log.Info("fact not applicable", "scenario", s.Name, "fact", name, "why", why)
+}
+
 func (s *Scope) progress() {
 	if s.env.Progress == nil {
 		return
@@ -307,7 +316,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	}
 	v.Passed = runErr == nil && len(v.Facts) > 0
 	for _, f := range v.Facts {
-		if !f.Passed {
+		if f.Failed() {
 			v.Passed = false
 		}
 	}

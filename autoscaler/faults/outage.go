@@ -1,8 +1,9 @@
 package faults
 
-// The faults of an outage, a scale-in, a console restart and the rate path,
-// each caught by one of the scenarios "outage", "scale-in-drain",
-// "no-double-execution", "rate-path" and "restart-cooldown".
+// The faults of an outage, a scale-in, a console restart, the rate path and
+// a worker's back-pressure, each caught by one of the scenarios "outage",
+// "scale-in-drain", "no-double-execution", "rate-path", "restart-cooldown"
+// and "max-1".
 //
 // They join Catalog in init so this list and the one of the step rules can
 // be kept apart; the self-test's order is Catalog's.
@@ -16,6 +17,7 @@ const (
 	IgnoreRate              = "ignore-rate"
 	DownUnderRate           = "down-under-rate"
 	ForgetCooldownOnRestart = "forget-cooldown-on-restart"
+	WorkerAdmitsOverLimit   = "worker-admits-over-limit"
 )
 
 var outageFaults = []Fault{
@@ -64,5 +66,12 @@ var outageFaults = []Fault{
 		Rule:      "a console restarted in the middle of a cooldown still honours it",
 		Doc:       "the console does not read the zones' last change times back on start, so a restart ends every cooldown",
 		Scenarios: []string{"restart-cooldown"},
+	}, {
+		Name:      WorkerAdmitsOverLimit,
+		Component: ComponentWorker,
+		Rule:      "a worker holds at most its in-flight limit at once and refuses the rest with 429",
+		Doc: "the worker's admission check is off by one (in flight > limit instead of >=): it holds one call " +
+			"beyond its in-flight limit before it answers 429",
+		Scenarios: []string{"max-1"},
 	},
 }

@@ -11,6 +11,11 @@ const (
 	MetricInflight = "scaleproof_worker_inflight"
 	// MetricInflightLimit is a gauge: the in-flight limit (RAMEN_MAX_INFLIGHT).
 	MetricInflightLimit = "scaleproof_worker_inflight_limit"
+	// MetricInflightHighWater is a gauge: the most admitted POST /mcp the
+	// worker has held at once since it started. A correct worker never
+	// shows more than MetricInflightLimit, and refuses with 429 (and counts
+	// MetricRefusedTotal) only once it has reached it.
+	MetricInflightHighWater = "scaleproof_worker_inflight_high_water"
 	// MetricReady is a gauge: 1 when /readyz answers 200, else 0.
 	MetricReady = "scaleproof_worker_ready"
 	// MetricCallsTotal is a counter: admitted POST /mcp that finished.
@@ -45,6 +50,9 @@ func (w *Worker) initMetrics() {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: MetricInflightLimit, Help: "The in-flight limit (RAMEN_MAX_INFLIGHT).",
 		}, func() float64 { return float64(w.limit) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: MetricInflightHighWater, Help: "The most admitted POST /mcp calls held at once since the worker started.",
+		}, func() float64 { return float64(w.HighWater()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: MetricReady, Help: "1 when /readyz answers 200, else 0.",
 		}, func() float64 {

@@ -72,6 +72,10 @@ type Config struct {
 	CPUPerCall int
 	// Logger receives the worker's log lines; nil means slog.Default().
 	Logger *slog.Logger
+	// AdmitOverLimit is the planted bug faults.WorkerAdmitsOverLimit (the
+	// self-test only): the admission check lets one call past MaxInflight,
+	// as an off-by-one (in flight > limit instead of >=) would.
+	AdmitOverLimit bool
 }
 
 // Worker is one worker process's HTTP surface. Create it with New.
@@ -86,8 +90,10 @@ type Worker struct {
 	wait    func(ctx context.Context, d time.Duration) error
 	log     *slog.Logger
 
-	sem    chan struct{} // one token per admitted POST /mcp
-	health serve.Health
+	sem chan struct{} // one token per admitted POST /mcp
+	// highWater is the most admitted POST /mcp held at once since New.
+	highWater atomic.Int64
+	health    serve.Health
 	// failReady: FailReadiness is on (/readyz 503 while /mcp serves).
 	failReady atomic.Bool
 
@@ -137,7 +143,11 @@ func New(cfg Config) *Worker {
 	}
 	w.log = w.log.With("worker", w.id)
 	w.readyAt = w.now().Add(cfg.BootDelay)
-	w.sem = make(chan struct{}, w.limit)
+	admits := w.limit
+	if cfg.AdmitOverLimit {
+		admits++ // the planted bug
+	}
+	w.sem = make(chan struct{}, admits)
 	w.initMetrics()
 
 	srv := mcp.NewServer(&mcp.Implementation{Name: "scaleproof-ref-worker", Version: "v1"}, nil)
@@ -183,6 +193,21 @@ func (w *Worker) Limit() int { return w.limit }
 
 // InFlight is the number of admitted POST /mcp not yet finished.
 func (w *Worker) InFlight() int { return len(w.sem) }
+
+// HighWater is the most admitted POST /mcp the worker has held at once since
+// it started (MetricInflightHighWater): at most Limit in a correct worker.
+func (w *Worker) HighWater() int { return int(w.highWater.Load()) }
+
+// noteInFlight raises the high-water mark to the in-flight count now.
+func (w *Worker) noteInFlight() {
+	n := int64(len(w.sem))
+	for {
+		hw := w.highWater.Load()
+		if n <= hw || w.highWater.CompareAndSwap(hw, n) {
+			return
+		}
+	}
+}
 
 // Health is the readiness flag serve.Run turns to draining on SIGTERM.
 func (w *Worker) Health() *serve.Health { return &w.health }
@@ -249,6 +274,7 @@ func (w *Worker) admit(next http.Handler) http.Handler {
 		id := serve.RequestID(body)
 		select {
 		case w.sem <- struct{}{}:
+			w.noteInFlight()
 		default:
 			w.refused.Inc()
 			rw.Header().Set("Retry-After", fmt.Sprint(RetryAfterSeconds))

@@ -247,11 +247,12 @@ func TestInflightLimitRefusesWith429(t *testing.T) {
 
 			mf := scrape(t, c, ts.URL)
 			for name, want := range map[string]float64{
-				worker.MetricInflight:      limit,
-				worker.MetricInflightLimit: limit,
-				worker.MetricCallsTotal:    0,
-				worker.MetricRefusedTotal:  1,
-				worker.MetricReady:         1,
+				worker.MetricInflight:          limit,
+				worker.MetricInflightLimit:     limit,
+				worker.MetricInflightHighWater: limit,
+				worker.MetricCallsTotal:        0,
+				worker.MetricRefusedTotal:      1,
+				worker.MetricReady:             1,
 			} {
 				if got := value(t, mf, name); got != want {
 					t.Errorf("%s = %v, want %v", name, got, want)
@@ -275,6 +276,48 @@ func TestInflightLimitRefusesWith429(t *testing.T) {
 			if got := value(t, mf, worker.MetricInflight); got != 0 {
 				t.Errorf("inflight %v, want 0", got)
 			}
+			if got := value(t, mf, worker.MetricInflightHighWater); got != limit {
+				t.Errorf("inflight high water %v after the calls finished, want it kept at %d", got, limit)
+			}
+		})
+	}
+}
+
+// TestAdmitOverLimitIsTheOffByOne: the planted bug faults.WorkerAdmitsOverLimit
+// holds exactly one call beyond the limit, and the high-water gauge shows it
+// (the harness's back-pressure fact reads that gauge).
+func TestAdmitOverLimitIsTheOffByOne(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		over  bool
+		holds int
+	}{
+		{"correct worker", false, 2},
+		{"off by one", true, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const limit = 2
+			h := newHolder()
+			w, ts := start(t, worker.Config{MaxInflight: limit, Wait: h.wait, AdmitOverLimit: c.over})
+			cl := ts.Client()
+			var wg sync.WaitGroup
+			for i := range c.holds {
+				wg.Go(func() { post(t, cl, ts.URL+"/mcp", callBody(fmt.Sprint(i+1), `{"ms":1000}`)) })
+			}
+			for range c.holds {
+				<-h.entered
+			}
+			if r := post(t, cl, ts.URL+"/mcp", callBody("99", `{"ms":1}`)); r.status != http.StatusTooManyRequests {
+				t.Errorf("call %d: status %d, want 429", c.holds+1, r.status)
+			}
+			mf := scrape(t, cl, ts.URL)
+			if got := value(t, mf, worker.MetricInflightHighWater); got != float64(c.holds) || w.HighWater() != c.holds {
+				t.Errorf("high water %v (HighWater %d), want %d", got, w.HighWater(), c.holds)
+			}
+			for range c.holds {
+				h.release <- struct{}{}
+			}
+			wg.Wait()
 		})
 	}
 }

@@ -134,6 +134,7 @@ func runWorker(ctx context.Context, o workerFlags) error {
 	}
 	w := worker.New(worker.Config{
 		ID: o.id, Version: o.version, MaxInflight: o.maxInflight, Work: work, BootDelay: o.bootDelay, CPUPerCall: o.cpuPerCall, Logger: log,
+		AdmitOverLimit: o.faults.On(faults.WorkerAdmitsOverLimit),
 	})
 	ln, err := serve.Listen(o.listen)
 	if err != nil {

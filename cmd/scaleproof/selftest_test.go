@@ -72,6 +72,7 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.IgnoreRate:              {"rate-path", "the calls-per-second trigger alone scales up"},
 	faults.DownUnderRate:           {"rate-path", "no step down while count − 1 workers could not carry the rate"},
 	faults.ForgetCooldownOnRestart: {"restart-cooldown", "no step down within the down cooldown of the last change, across a console restart"},
+	faults.WorkerAdmitsOverLimit:   {"max-1", "back-pressure exactly at the limit"},
 	faults.MaxLeaksToGroup:         {"max-lowered", "the group's other zone did not move: count, max and audit unchanged"},
 	faults.CountAboveMaxAccepted:   {"viewer-refused", "an admin's count above the max"},
 	faults.AuditForcedAsScheduler:  {"viewer-refused", "every audit entry names the actor that caused it"},
