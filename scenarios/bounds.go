@@ -8,9 +8,11 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +25,7 @@ import (
 const (
 	factSiblingUnmoved = "the group's other zone did not move: count, max and audit unchanged"
 	factAuditActors    = "every audit entry names the actor that caused it (the key for a forced change, the scheduler for autoscale)"
+	factRolesOnRoutes  = "viewer and MCP-user keys get 403 on every mutating route the console lists: nothing changed, each refusal audited"
 )
 
 // seedScheduler is the audit actor of the scheduler's rounds ("Audit and
@@ -329,4 +332,92 @@ func nilIfEmpty(msg string) error {
 		return nil
 	}
 	return errors.New(msg)
+}
+
+// probeMutatingRoutes reads the console's API index (GET /api/v1, with the
+// viewer's key) and sends every mutating method of every route it lists
+// ({g} and {z} the scenario's zone, a body of {}) with the viewer's and the
+// MCP user's keys. Each must be 403, the zone's count, max and policy and
+// the scheduler's configuration must not change, and the audit log must
+// gain a forbidden entry by the key for each (Ramen 0.7.5's autoscaling
+// notes, "The bounds" and "Audit and logs": only super admins and group
+// admins change a zone; a refused attempt is audited). A route added to the
+// console is probed without a change here. A console without an index
+// (404): not applicable.
+func (s *Scope) probeMutatingRoutes(ctx context.Context) {
+	e := s.env
+	g, admin := e.Endpoints.Group, e.Endpoints.Keys.SuperAdmin.Key
+	routes, st, err := e.Console.Routes(ctx, e.Endpoints.Keys.Viewer.Key)
+	switch {
+	case err == nil && st == http.StatusNotFound:
+		s.NotApplicable(factRolesOnRoutes, "the console lists no routes (GET /api/v1 answered 404)")
+		return
+	case err != nil || st != http.StatusOK || len(routes) == 0:
+		s.Check(factRolesOnRoutes, false, "GET /api/v1 (the API index): %s, %d routes", httpDetail(st, err), len(routes))
+		return
+	}
+	state := func() string {
+		z, zst, zerr := e.Console.GetZone(ctx, admin, g, s.Zone)
+		p, pst, perr := e.Console.GetPolicy(ctx, admin, g, s.Zone)
+		hpa, _ := json.Marshal(p.HPA)
+		a, ast, aerr := e.Console.GetAutorebalance(ctx, admin)
+		return fmt.Sprintf("count %d max %v (%s); policy %q %s max %d (%s); scheduler enabled %v every %g s (%s)",
+			z.Count, derefInt(z.MaxCount), httpDetail(zst, zerr), p.Policy, hpa, p.MaxCount, httpDetail(pst, perr),
+			a.Enabled, a.IntervalSeconds, httpDetail(ast, aerr))
+	}
+	forbidden := func() map[string]int {
+		n := map[string]int{}
+		entries, _, _ := e.Console.Audit(ctx, admin, "", "")
+		for _, en := range entries {
+			if en.Error == "forbidden" || en.Tags["error"] == "forbidden" {
+				n[en.Actor]++
+			}
+		}
+		return n
+	}
+	before, auditBefore := state(), forbidden()
+	fill := strings.NewReplacer("{g}", url.PathEscape(g), "{z}", url.PathEscape(s.Zone))
+	var bad []string
+	tried := 0
+	refused := map[string]int{}
+	for _, k := range []struct{ who, key, name string }{
+		{"viewer", e.Endpoints.Keys.Viewer.Key, e.Endpoints.Keys.Viewer.Name},
+		{"MCP user", e.Endpoints.Keys.MCPUser.Key, e.Endpoints.Keys.MCPUser.Name},
+	} {
+		for _, rt := range routes {
+			for _, m := range rt.Methods {
+				if m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions {
+					continue
+				}
+				tried++
+				st, err := e.Console.Send(ctx, m, fill.Replace(rt.Path), k.key, json.RawMessage("{}"))
+				if err != nil || st != http.StatusForbidden {
+					bad = append(bad, fmt.Sprintf("%s %s %s: %s, want 403", k.who, m, rt.Path, httpDetail(st, err)))
+					continue
+				}
+				refused[k.name]++
+			}
+		}
+	}
+	after, auditAfter := state(), forbidden()
+	if after != before {
+		bad = append(bad, fmt.Sprintf("changed: before %s; after %s", before, after))
+	}
+	for name, n := range refused {
+		if got := auditAfter[name] - auditBefore[name]; got < n {
+			bad = append(bad, fmt.Sprintf("%d refusals of %s, %d audited as forbidden", n, name, got))
+		}
+	}
+	if tried == 0 {
+		bad = append(bad, "the index lists no mutating route")
+	}
+	s.Check(factRolesOnRoutes, len(bad) == 0, "%d routes listed by GET /api/v1, %d mutating requests tried (each mutating method, both keys, body {}); %s%s",
+		len(routes), tried, after, listed(bad))
+}
+
+func derefInt(p *int) any {
+	if p == nil {
+		return "hidden"
+	}
+	return *p
 }

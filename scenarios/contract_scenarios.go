@@ -25,7 +25,7 @@ import (
 // in the default set (that stays the five of the published table); `run
 // --scenarios contract` selects them all, or each by name.
 func Contract() []Scenario {
-	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown(), ReadinessRouting(), LowStreakReset(), UnevenLoad()}
+	return []Scenario{Outage(), ScaleInDrain(), NoDoubleExecution(), RatePath(), RestartCooldown(), RestartKeepsChanges(), ReadinessRouting(), LowStreakReset(), UnevenLoad()}
 }
 
 // ContractSet is the --scenarios name that selects every Contract scenario.

@@ -50,6 +50,7 @@ func ViewerRefused() Scenario {
 					"%s, max_count shown: %v", httpDetail(st, err), z.MaxCount != nil)
 				s.probeAdminReads(ctx, k.who, k.key)
 			}
+			s.probeMutatingRoutes(ctx)
 			zero := 0
 			st, err := e.Console.PutZone(ctx, s.admin(), g, s.Zone, consoleclient.Update{Count: &zero})
 			s.Check("an admin's invalid count 0 is refused with 4xx", err == nil && st/100 == 4 && st != http.StatusForbidden,

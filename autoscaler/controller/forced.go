@@ -174,7 +174,11 @@ func (c *Controller) apply(ctx context.Context, actor, group, zone string, ch Ch
 			audits = append(audits, a)
 		}
 	}
-	if _, err := c.o.Store.CommitPolicies(policies, []store.Zone{nz}, audits); err != nil {
+	persisted := nz
+	if !isNew && !countChanged && c.o.Faults.On(faults.MaxAloneNotPersisted) {
+		persisted.MaxCount = old.MaxCount // the planted bug: memory has the new max, the store the old
+	}
+	if _, err := c.o.Store.CommitPolicies(policies, []store.Zone{persisted}, audits); err != nil {
 		err = fmt.Errorf("set %s/%s: persist: %w: %w", group, zone, ErrStore, err)
 		c.log.Error("forced change not persisted", "group", group, "zone", zone, "actor", actor, "err", err)
 		if !countChanged {

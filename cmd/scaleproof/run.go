@@ -91,6 +91,8 @@ platform's fault actions, offered by local, and are skipped where it has none):
   no-double-execution  a worker frozen mid-call: executions never exceed calls sent
   rate-path            short calls at low in-flight: the calls/s trigger scales up, never down
   restart-cooldown     a console restarted mid-cooldown still honours it
+  restart-keeps-changes  the max alone, the count alone, the policy alone (hpa zones):
+                       each reads back unchanged after a console restart
   low-streak-reset     one busy round between idle ones: no step down until 3 new low rounds
   uneven-load          one worker busy (50-80 %), the mean under 50 %: no step up
 

@@ -77,6 +77,8 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.CountAboveMaxAccepted:   {"viewer-refused", "an admin's count above the max"},
 	faults.AuditForcedAsScheduler:  {"viewer-refused", "every audit entry names the actor that caused it"},
 	faults.AuditReadableByViewer:   {"viewer-refused", "viewer gets 403 on every admin-only read"},
+	faults.ViewerMayRebalance:      {"viewer-refused", "viewer and MCP-user keys get 403 on every mutating route"},
+	faults.MaxAloneNotPersisted:    {"restart-keeps-changes", "a max changed alone survives a console restart"},
 	faults.HPAIgnoreStabilization:  {"spike", "no scale-down before the"},
 	faults.HPAIgnoreTolerance:      {"near-threshold", "a ratio within the tolerance"},
 	faults.HPAIgnoreScaleUpLimit:   {"scale-up-limit", "scale-up within the policy's limits"},

@@ -175,6 +175,33 @@ func (c *Client) Audit(ctx context.Context, key, g, z string) ([]AuditEntry, int
 	return out.Entries, st, err
 }
 
+// Route is one path of the console's JSON API ({g} a group's name, {z} a
+// zone's) and its methods, as GET /api/v1 lists them.
+type Route struct {
+	Path    string   `json:"path"`
+	Methods []string `json:"methods"`
+}
+
+// Routes reads the console's API index, GET /api/v1: every path of its JSON
+// API and its methods.
+func (c *Client) Routes(ctx context.Context, key string) ([]Route, int, error) {
+	var out struct {
+		Routes []Route `json:"routes"`
+	}
+	st, err := c.do(ctx, http.MethodGet, "/api/v1", key, nil, &out)
+	return out.Routes, st, err
+}
+
+// Send sends method path with a raw JSON body (none when body is nil) and
+// returns the status: for probes of routes the client has no method for.
+func (c *Client) Send(ctx context.Context, method, path, key string, body json.RawMessage) (int, error) {
+	var in any
+	if body != nil {
+		in = body
+	}
+	return c.do(ctx, method, path, key, in, nil)
+}
+
 // Readyz returns the status of GET /readyz.
 func (c *Client) Readyz(ctx context.Context) (int, error) {
 	return c.do(ctx, http.MethodGet, "/readyz", "", nil, nil)

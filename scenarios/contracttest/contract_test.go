@@ -166,7 +166,7 @@ func TestContractScenariosPassClean(t *testing.T) {
 func TestContractSkipsWithoutFaults(t *testing.T) {
 	env := up(t, scenarios.Quick(), nil)
 	env.Faults = platform.NoFaults{Platform: "external", Reason: "it reaches the system only through its URLs"}
-	for _, v := range run(t, env, "outage", "restart-cooldown", "readiness-routing", "uneven-load") {
+	for _, v := range run(t, env, "outage", "restart-cooldown", "restart-keeps-changes", "readiness-routing", "uneven-load") {
 		logVerdict(t, v)
 		if v.Passed || !strings.Contains(v.Skipped, "platform external cannot") {
 			t.Errorf("%s: passed %v, skipped %q; want skipped with the platform's reason", v.Scenario, v.Passed, v.Skipped)
