@@ -402,7 +402,7 @@ func judgeFault(r *suiteRun) SelftestRow {
 	var errs []string
 	for _, v := range r.verdicts {
 		for _, f := range v.Facts {
-			if !f.Passed {
+			if f.Failed() { // a not-applicable fact is no catch
 				if !row.Caught {
 					row.Scenario, row.Fact, row.Detail, row.Caught = v.Scenario, f.Name, f.Detail, true
 				}
@@ -464,7 +464,7 @@ func judgeBaseline(r *suiteRun) BaselineRow {
 			b.Passed = false
 		}
 		for _, f := range v.Facts {
-			if !f.Passed {
+			if f.Failed() {
 				b.Failed = append(b.Failed, v.Scenario+": "+f.Name+" ("+f.Detail+")")
 			}
 		}

@@ -35,6 +35,10 @@ func TestJudgeFault(t *testing.T) {
 			{Scenario: "sustained", Passed: true, Facts: []reports.Fact{{Name: "a", Passed: true}}},
 			{Scenario: "max-1", Passed: true, Facts: []reports.Fact{{Name: "d", Passed: true}}},
 		}}, false, "", "every fact passed", nil},
+		{"a not-applicable fact is not a catch", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
+			{Scenario: "sustained", Passed: true, Facts: []reports.Fact{{Name: "a", NotApplicable: "no such promise"}, {Name: "b", Passed: true}}},
+			{Scenario: "max-1", Passed: true, Facts: []reports.Fact{{Name: "d", Passed: true}}},
+		}}, false, "", "every fact passed", nil},
 		{"a scenario error is not a catch", suiteRun{name: "x", scenarios: sc, verdicts: []reports.Verdict{
 			{Scenario: "sustained", Error: "create zone: HTTP 502", Facts: nil},
 		}}, false, "", "create zone: HTTP 502; 1 of 2 scenarios ran", nil},
