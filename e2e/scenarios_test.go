@@ -28,7 +28,9 @@ var _ = Describe("the five-scenario load test", Ordered, func() {
 			v := vs[0]
 			Expect(v.Error).To(BeEmpty())
 			for _, f := range v.Facts {
-				Expect(f.Passed).To(BeTrue(), "%s: %s", f.Name, f.Detail)
+				// A not-applicable fact (e.g. back-pressure at the limit, whose
+				// workers' /metrics kind does not reach) is neither.
+				Expect(f.Failed()).To(BeFalse(), "%s: %s", f.Name, f.Detail)
 			}
 			Expect(v.Passed).To(BeTrue())
 			Expect(v.Calls.Server5xx).To(BeZero())

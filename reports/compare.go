@@ -312,7 +312,7 @@ func pctOf(d, base float64) string {
 func failedFactNames(v *Verdict) string {
 	var s []string
 	for _, f := range v.Facts {
-		if !f.Passed {
+		if f.Failed() {
 			s = append(s, f.Name)
 		}
 	}

@@ -130,7 +130,7 @@ func logVerdict(t *testing.T, v reports.Verdict) {
 // caught is the first failed fact of v ("" when none failed).
 func caught(v reports.Verdict) string {
 	for _, f := range v.Facts {
-		if !f.Passed {
+		if f.Failed() {
 			return f.Name
 		}
 	}
