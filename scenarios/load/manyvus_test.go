@@ -111,7 +111,13 @@ func TestManyVUsOnLoopback(t *testing.T) {
 }
 
 // TestMemoryPerVUConstant: the memory the engine holds per VU (heap and
-// stacks, with every VU inside a call) is the same at n and 10n VUs.
+// stacks, with every VU inside a call) does not grow with the VU count. At
+// manyVUs it stays under maxBytesPerVU: a cost that grows with the count
+// (8 bytes per other VU is 32 KB a VU at 4,000, 80 KB at 10,000) exceeds
+// it. The small size (manyVUs/10) is measured and logged for comparison
+// only: the runtime reuses the stacks of goroutines an earlier test in the
+// process ended, so in the full package it read 0.8 to 2 KB a VU against
+// 3.2 KB alone, and a ratio of the two failed on that, not on the engine.
 func TestMemoryPerVUConstant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -155,15 +161,16 @@ func TestMemoryPerVUConstant(t *testing.T) {
 	}
 	// The heap is the process's, so memory freed by an earlier test's
 	// leftovers between the two reads can make one measure meaningless
-	// (a negative size per VU). Up to three tries; memory that really grows
-	// with the VU count fails every one.
+	// (a negative size). Up to three tries; memory that really grows with
+	// the VU count fails every one.
+	const maxBytesPerVU = 16 << 10
 	var small, large float64
 	for try := 1; try <= 3; try++ {
 		small, large = perVU(manyVUs/10), perVU(manyVUs)
-		t.Logf("try %d: bytes per VU: %.0f at %d VUs, %.0f at %d VUs", try, small, manyVUs/10, large, manyVUs)
-		if small > 0 && large <= 1.5*small+1024 && large <= 64<<10 {
+		t.Logf("try %d: bytes per VU: %.0f at %d VUs, %.0f at %d VUs (at most %d allowed at %d)", try, small, manyVUs/10, large, manyVUs, maxBytesPerVU, manyVUs)
+		if large > 0 && large <= maxBytesPerVU {
 			return
 		}
 	}
-	t.Errorf("memory per VU grows: %.0f B at %d VUs, %.0f B at %d (3 tries)", small, manyVUs/10, large, manyVUs)
+	t.Errorf("memory per VU at %d VUs: %.0f B, over %d B (3 tries; %.0f B at %d VUs)", manyVUs, large, maxBytesPerVU, small, manyVUs/10)
 }
