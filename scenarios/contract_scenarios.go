@@ -134,6 +134,35 @@ func (s *Scope) audit(ctx context.Context) ([]consoleclient.AuditEntry, error) {
 	return entries, nil
 }
 
+// auditLag bounds how long auditShowing waits for the audit to show a step
+// the samples already show.
+const auditLag = 3 * time.Second
+
+// auditShowing reads the zone's audit trail until it shows an autoscale
+// step to count to, for at most auditLag (then it returns what it read): a
+// console may show a new count before its audit entry is committed (the
+// reference console publishes the round, then writes the entry), so a
+// sample can see the count first. Read errors are returned at once.
+func (s *Scope) auditShowing(ctx context.Context, to int) ([]consoleclient.AuditEntry, error) {
+	want := fmt.Sprint(to)
+	var entries []consoleclient.AuditEntry
+	for i := 0; i <= int(auditLag/decisionPoll); i++ {
+		var err error
+		if entries, err = s.audit(ctx); err != nil {
+			return nil, err
+		}
+		for _, en := range entries {
+			if en.Action == auditAutoscale && en.Tags["to"] == want {
+				return entries, nil
+			}
+		}
+		if pause(ctx, decisionPoll) != nil {
+			break
+		}
+	}
+	return entries, nil
+}
+
 // autoscales returns the zone's autoscale entries of action ("up", "down"),
 // oldest first.
 func autoscales(entries []consoleclient.AuditEntry, action string) []consoleclient.AuditEntry {

@@ -57,7 +57,7 @@ func RestartCooldown() Scenario {
 				to.Sub(from).Seconds(), to.Sub(changed).Seconds(), p.DownCooldown)
 			wait := p.DownCooldown + (lowRounds+3)*p.SchedulerInterval + 10*time.Second
 			back, werr := s.WaitFor(ctx, "count back to 1", wait, func(x observe.Sample) bool { return x.Count == 1 })
-			entries, err := s.audit(ctx)
+			entries, err := s.auditShowing(ctx, 1)
 			if err != nil {
 				return err
 			}

@@ -328,7 +328,7 @@ func LowStreakReset() Scenario {
 			s.Phase(fmt.Sprintf("idle: a step down after %d new low rounds", cs.LowRounds))
 			wait := cs.DownCooldown + time.Duration(cs.LowRounds+3)*cs.Interval + 10*time.Second
 			back, werr := s.WaitFor(ctx, "count back to 1", wait, func(x observe.Sample) bool { return x.Count == 1 })
-			entries, err := s.audit(ctx)
+			entries, err := s.auditShowing(ctx, 1)
 			if err != nil {
 				return err
 			}
