@@ -87,6 +87,7 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 		}
 		s.Check(f.Name, f.Passed, "%s", f.Detail)
 	}
+	s.judgeStepRounds(ctx, entries)
 }
 
 func auditFact(name string) bool {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -27,15 +28,21 @@ type HPARoundRecord struct {
 	WithinTol      bool                      `json:"within_tolerance"`
 }
 
-// roundRecorder polls an hpa zone's policy status and keeps every query
-// round the console reports (its status keeps the last 64, so a poll every
-// sample interval never misses one), oldest first.
+// roundRecorder polls a zone's policy status and keeps every round the
+// console reports, oldest first: an hpa zone's query rounds
+// (PolicyStatus.Rounds) or a step zone's rounds (PolicyView.StepRounds; the
+// console keeps the last 64 of either, so a poll every sample interval never
+// misses one on a scheduler of 1 s or more). A poll that finds the oldest
+// kept step round newer than the last one recorded marks a gap: the ring
+// turned over or the console restarted, and rounds may be missing there.
 type roundRecorder struct {
 	s     *Scope
 	rules HPARules
 
 	mu     sync.Mutex
 	rounds []consoleclient.PolicyRound
+	steps  []consoleclient.StepRound
+	gaps   map[int]bool // index into steps: rounds may be missing before it
 	polls  int
 	failed int
 }
@@ -65,8 +72,12 @@ func (r *roundRecorder) pollOnce(ctx context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.polls++
-	if err != nil || st != http.StatusOK || v.Status == nil {
+	if err != nil || st != http.StatusOK {
 		r.failed++
+		return
+	}
+	r.addSteps(v.StepRounds)
+	if v.Status == nil {
 		return
 	}
 	var last time.Time
@@ -86,11 +97,42 @@ func (r *roundRecorder) pollOnce(ctx context.Context) {
 	}
 }
 
+// addSteps records the step rounds newer than the last recorded one. Call
+// with r.mu held.
+func (r *roundRecorder) addSteps(kept []consoleclient.StepRound) {
+	var last time.Time
+	if n := len(r.steps); n > 0 {
+		last = r.steps[n-1].At
+	}
+	for i, rd := range kept {
+		if !rd.At.After(last) {
+			continue
+		}
+		if i == 0 && len(r.steps) > 0 {
+			// Every kept round is new: the console's ring turned over
+			// since the last poll, or the console restarted.
+			if r.gaps == nil {
+				r.gaps = map[int]bool{}
+			}
+			r.gaps[len(r.steps)] = true
+		}
+		r.steps = append(r.steps, rd)
+	}
+}
+
 // snapshot returns the rounds so far and the polls' counts.
 func (r *roundRecorder) snapshot() (rounds []consoleclient.PolicyRound, polls, failed int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]consoleclient.PolicyRound(nil), r.rounds...), r.polls, r.failed
+}
+
+// stepSnapshot returns the step rounds so far and where rounds may be
+// missing.
+func (r *roundRecorder) stepSnapshot() (rounds []consoleclient.StepRound, gaps map[int]bool, polls, failed int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]consoleclient.StepRound(nil), r.steps...), maps.Clone(r.gaps), r.polls, r.failed
 }
 
 // startRounds starts recording the scenario zone's query rounds; stop ends

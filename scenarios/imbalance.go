@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,15 @@ type inflightWatch struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	secs   []reports.InFlightSecond
+	reads  []workerRead // every worker read, in order (steprounds.go)
+}
+
+// workerRead is one read of a worker's /metrics: between Before and After
+// the worker reported these values.
+type workerRead struct {
+	ID            string
+	Before, After time.Time
+	m             workerMetrics
 }
 
 // startInflightWatch starts the scope's watch (once; a no-op when the
@@ -91,16 +101,17 @@ func (w *inflightWatch) run(ctx context.Context, s *Scope, every time.Duration, 
 			if !s.loadRunning() {
 				continue
 			}
-			sec, stop := readInFlight(ctx, s)
+			sec, reads, stop := readInFlight(ctx, s)
 			if stop {
 				return
 			}
+			w.mu.Lock()
+			w.reads = append(w.reads, reads...)
 			if len(sec.Workers) > 0 {
 				sec.T = s.Since(at)
-				w.mu.Lock()
 				w.secs = append(w.secs, sec)
-				w.mu.Unlock()
 			}
+			w.mu.Unlock()
 		}
 	}
 }
@@ -109,17 +120,17 @@ func (w *inflightWatch) run(ctx context.Context, s *Scope, every time.Duration, 
 // in-flight at once, all bounded by inflightTimeout. A
 // worker that does not answer is left out of the second. stop is true when
 // the platform cannot list workers or lists them without an address.
-func readInFlight(ctx context.Context, s *Scope) (sec reports.InFlightSecond, stop bool) {
+func readInFlight(ctx context.Context, s *Scope) (sec reports.InFlightSecond, reads []workerRead, stop bool) {
 	e := s.env
 	ctx, cancel := context.WithTimeout(ctx, inflightTimeout)
 	defer cancel()
 	ws, err := e.Faults.Workers(ctx, e.Endpoints.Group, s.Zone)
 	var no *platform.NotOfferedError
 	if errors.As(err, &no) {
-		return sec, true
+		return sec, nil, true
 	}
 	if err != nil {
-		return sec, false
+		return sec, nil, false
 	}
 	var ready []platform.Worker
 	addrs := 0
@@ -132,26 +143,41 @@ func readInFlight(ctx context.Context, s *Scope) (sec reports.InFlightSecond, st
 		}
 	}
 	if len(ws) > 0 && addrs == 0 {
-		return sec, true
+		return sec, nil, true
 	}
-	got := make([]*reports.WorkerInFlight, len(ready))
+	got := make([]*workerRead, len(ready))
 	var wg sync.WaitGroup
 	for i, w := range ready {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			before := time.Now()
 			if m, err := readWorker(ctx, e.HTTP, w); err == nil {
-				got[i] = &reports.WorkerInFlight{ID: w.ID, InFlight: m.InFlight, Limit: m.Limit}
+				got[i] = &workerRead{ID: w.ID, Before: before, After: time.Now(), m: m}
 			}
 		}()
 	}
 	wg.Wait()
 	for _, g := range got {
 		if g != nil {
-			sec.Workers = append(sec.Workers, *g)
+			sec.Workers = append(sec.Workers, reports.WorkerInFlight{ID: g.ID, InFlight: g.m.InFlight, Limit: g.m.Limit})
+			reads = append(reads, *g)
 		}
 	}
-	return sec, false
+	return sec, reads, false
+}
+
+// workerReads returns every worker read of the scope's watch so far.
+func (s *Scope) workerReads() []workerRead {
+	s.mu.Lock()
+	w := s.watch
+	s.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.reads)
 }
 
 // loopbackAddr reports whether host:port names a loopback address

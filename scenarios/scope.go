@@ -42,6 +42,9 @@ type Scope struct {
 	lowered  []MaxLowering
 	watch    *inflightWatch // the workers' in-flight while a load runs (imbalance.go)
 	sibling  *sibling       // the group's other zone, when the scenario changes a bound (bounds.go)
+	// steps records a step zone's rounds; stopSteps ends it (steprounds.go).
+	steps     *roundRecorder
+	stopSteps func()
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
@@ -125,6 +128,7 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	if _, err := s.applyPolicy(ctx, max); err != nil {
 		return err
 	}
+	s.startStepRounds(ctx)
 	s.sampler = observe.NewZone(e.Console, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone, e.Profile.SampleInterval)
 	s.sampler.OnSample = func(smp observe.Sample) {
 		e.write(reports.KindSampleRaw, map[string]any{"scenario": s.Name, "t": s.Since(smp.At), "sample": smp})
@@ -264,6 +268,12 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	jctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	s.judgeContract(jctx, end)
 	cancel()
+	s.mu.Lock()
+	stopSteps := s.stopSteps
+	s.mu.Unlock()
+	if stopSteps != nil {
+		stopSteps() // judged in judgeContract; stopped here when it was not
+	}
 	s.judgeSibling()
 	if len(loads) > 0 && !s.noFiveXX {
 		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)

@@ -122,6 +122,8 @@ type Controller struct {
 	decisions sync.Map // autoscaler.Action -> *atomic.Uint64
 
 	hpa *hpaZones // each zone's policy (policy.go, hpa_round.go)
+	// steps keeps each step zone's last rounds (step_round.go).
+	steps stepRounds
 }
 
 // zoneEntry is one zone. mu serialises every operation on the zone; the

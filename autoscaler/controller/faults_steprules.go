@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
@@ -18,16 +19,22 @@ import (
 //   - busiest-worker: when p holds, the round is decided again as if every
 //     ready worker carried the busiest ready worker's in-flight share, and
 //     a step up of that second decision is taken: the mean trigger (and the
-//     proportional step) read the busiest worker instead of the mean.
+//     proportional step) read the busiest worker instead of the mean;
+//   - canary-not-capacity: the policy reads the round without its canary
+//     workers (the rounds the console keeps still list them, as its
+//     scrape read them).
 //
 // autoscaler.Step itself stays faultless. With neither on, p is returned
 // unchanged.
 func withStepRuleFaults(fs faults.Set, p Policy) Policy {
-	notReset, busiest := fs.On(faults.StreakNotReset), fs.On(faults.BusiestWorker)
-	if !notReset && !busiest {
+	notReset, busiest, noCanary := fs.On(faults.StreakNotReset), fs.On(faults.BusiestWorker), fs.On(faults.CanaryNotCapacity)
+	if !notReset && !busiest && !noCanary {
 		return p
 	}
 	return func(st autoscaler.ZoneState, obs autoscaler.Observation, now time.Time) (autoscaler.Decision, autoscaler.ZoneState) {
+		if noCanary {
+			obs.Workers = slices.DeleteFunc(slices.Clone(obs.Workers), func(w autoscaler.WorkerSample) bool { return w.Canary })
+		}
 		d, next := p(st, obs, now)
 		if busiest && d.Action == autoscaler.ActionHold {
 			if flat, ok := asBusiest(obs); ok {

@@ -391,6 +391,10 @@ type PolicyView struct {
 	// EffectiveMaxReplicas is min(hpa.max_replicas, max_count).
 	EffectiveMaxReplicas int           `json:"effective_max_replicas,omitempty"`
 	Status               *PolicyStatus `json:"status,omitempty"`
+	// StepRounds are a step zone's last rounds (at most MaxPolicyRounds,
+	// oldest first): what the policy read and decided each time, so a
+	// harness recomputes every decision (step_round.go).
+	StepRounds []StepRound `json:"step_rounds,omitempty"`
 }
 
 // Policy returns a zone's policy; ErrNotFound when the zone does not exist.
@@ -399,7 +403,11 @@ func (c *Controller) Policy(group, zone string) (PolicyView, error) {
 	if err != nil {
 		return PolicyView{}, err
 	}
-	return c.hpa.view(group, zone, v.MaxCount), nil
+	pv := c.hpa.view(group, zone, v.MaxCount)
+	if pv.Policy == PolicyStep {
+		pv.StepRounds = c.steps.get(group, zone)
+	}
+	return pv, nil
 }
 
 // SetPolicy sets a zone's policy (see the bounds rule above):
@@ -478,6 +486,9 @@ func (c *Controller) SetPolicy(actor, group, zone string, spec PolicySpec) (Poli
 		return PolicyView{}, err
 	}
 	c.hpa.set(group, zone, resolved)
+	if resolved != nil {
+		c.steps.forget(group, zone) // its step rounds are over
+	}
 	if resolved == nil {
 		// Back to step: it starts afresh (no stale per-worker samples).
 		e.st.LowStreak, e.st.Prev = 0, nil

@@ -61,9 +61,9 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 			Reachable: w.Reachable, InFlight: w.InFlight, Limit: w.Limit})
 	}
 
-	policy := c.o.Policy
+	policy, step := c.o.Policy, true
 	if p := c.zonePolicy(ctx, e, eps, now); p != nil {
-		policy = p // an hpa zone (hpa_round.go)
+		policy, step = p, false // an hpa zone (hpa_round.go)
 	}
 	st := e.st
 	st.Count, st.Max, st.LastChange = e.z.Count, e.z.MaxCount, e.z.LastChange
@@ -88,6 +88,14 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 		d.Action, d.To, d.Victims = autoscaler.ActionHold, st.Count, nil
 	}
 	c.countDecision(d.Action)
+	// A step round is kept once it took effect (a hold, or a scale that
+	// landed): a failed scale changes nothing, and the next round reads
+	// the samples of the round before it.
+	keep := func() {
+		if step {
+			c.steps.record(g, zn, stepRound(actor, st, obs, d, next))
+		}
+	}
 
 	if d.AtMaxUnderLoad {
 		c.log.Warn("zone at max under load", "group", g, "zone", zn, "actor", actor,
@@ -96,6 +104,7 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 
 	if d.Action == autoscaler.ActionHold {
 		next.Count, next.Max, next.LastChange = st.Count, st.Max, st.LastChange
+		keep()
 		e.st = next
 		dd := d
 		e.z.LastDecision = &dd
@@ -120,6 +129,7 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 		return d, err
 	}
 	next.Count, next.Max, next.LastChange = d.To, st.Max, now
+	keep()
 	e.st = next
 	e.z.Count, e.z.LastChange = d.To, now
 	dd := d

@@ -35,6 +35,9 @@ type Fault struct {
 	// Policy is the policy the self-test creates the scenarios' zones with
 	// for this fault: "" (the step policy) or PolicyHPA (needs Prometheus).
 	Policy string
+	// Canary: the self-test runs this fault's scenarios with a canary
+	// worker beside each zone's workers (as `scaleproof run --canary`).
+	Canary bool
 }
 
 // PolicyHPA is Fault.Policy of a fault of the hpa policy: its scenarios run

@@ -136,6 +136,7 @@ type suiteRun struct {
 	name      string // folder name: "baseline", "baseline-hpa" or the fault's name
 	faults    faults.Set
 	policy    string // the zones' policy: "" (step) or hpa (with Prometheus)
+	canary    bool   // a canary worker beside each zone's workers
 	scenarios []scenarios.Scenario
 	verdicts  []reports.Verdict
 	results   string
@@ -190,7 +191,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 				*into = append(*into, n)
 			}
 		}
-		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs, policy: f.Policy})
+		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs, policy: f.Policy, canary: f.Canary})
 	}
 	base, err := scenarios.Select(need)
 	if err != nil {
@@ -346,9 +347,13 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 	}
 	cfg := localConfig(bin, dir, group, prof, po, log.With("part", "platform"))
 	cfg.Faults = r.faults
+	cfg.Worker.Canary = r.canary
 	pf := local.New(cfg)
 	settings := prof.Settings()
 	settings["faults"] = r.faults.String()
+	if r.canary {
+		settings["canary"] = "true"
+	}
 	for k, v := range po.settings("local", prof) {
 		settings[k] = v
 	}

@@ -89,6 +89,7 @@ var caughtBy = map[string]struct{ scenario, fact string }{
 	faults.EdgeRouteUnready:        {"readiness-routing", "a worker that fails readiness gets no new calls once the edge has re-read the listing"},
 	faults.StreakNotReset:          {"low-streak-reset", "no step down until 3 new low rounds after a round that is not low"},
 	faults.BusiestWorker:           {"uneven-load", "no step up while one worker is busy and the mean is under 50 %"},
+	faults.CanaryNotCapacity:       {"sustained", "each step round's cooldown clock, low streak and previous samples agree"},
 }
 
 func TestSelftestOnLocal(t *testing.T) {

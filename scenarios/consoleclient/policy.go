@@ -90,6 +90,52 @@ type PolicyView struct {
 	MaxCount             int           `json:"max_count"`
 	EffectiveMaxReplicas int           `json:"effective_max_replicas,omitempty"`
 	Status               *PolicyStatus `json:"status,omitempty"`
+	// StepRounds are a step zone's last rounds, oldest first (nil when the
+	// console does not report them).
+	StepRounds []StepRound `json:"step_rounds,omitempty"`
+}
+
+// StepRound is one round of a step zone as the console ran it: what it
+// read (the zone's count, max, the last change of the count its cooldowns
+// run from, the low streak before the round, the workers the count asks for
+// that discovery did not list, each listed worker's sample) and what it
+// decided.
+type StepRound struct {
+	At             time.Time         `json:"at"`
+	Actor          string            `json:"actor"`
+	Count          int               `json:"count"`
+	Max            int               `json:"max_count"`
+	LastChange     time.Time         `json:"last_change"`
+	LowStreak      int               `json:"low_streak"`
+	LowStreakAfter int               `json:"low_streak_after"`
+	Missing        int               `json:"missing"`
+	Workers        []StepRoundWorker `json:"workers"`
+	Action         string            `json:"action"`
+	From           int               `json:"from"`
+	To             int               `json:"to"`
+	Reason         string            `json:"reason"`
+}
+
+// StepRoundSample is one worker's sample: in flight, its in-flight limit,
+// its calls counter, when it was taken, when the worker was created.
+type StepRoundSample struct {
+	ID         string    `json:"id"`
+	Reachable  bool      `json:"reachable"`
+	Ready      bool      `json:"ready"`
+	Starting   bool      `json:"starting"`
+	Canary     bool      `json:"canary"`
+	InFlight   int       `json:"in_flight"`
+	Limit      int       `json:"limit"`
+	CallsTotal uint64    `json:"calls_total"`
+	SampledAt  time.Time `json:"sampled_at"`
+	Created    time.Time `json:"created"`
+}
+
+// StepRoundWorker is a worker's sample in a round and the previous
+// round's sample of it its calls per second are taken over (nil: none).
+type StepRoundWorker struct {
+	StepRoundSample
+	Prev *StepRoundSample `json:"prev,omitempty"`
 }
 
 // GetPolicy reads a zone's policy.
