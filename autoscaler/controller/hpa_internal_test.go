@@ -115,12 +115,12 @@ func TestPrometheusValues(t *testing.T) {
 
 // TestConfigBoundsByMaxCount: the policy never runs above max_count.
 func TestConfigBoundsByMaxCount(t *testing.T) {
-	h, err := HPASpec{Query: "q", Threshold: 2, MinReplicas: ptr(4), MaxReplicas: ptr(6)}.resolve(8)
+	h, err := resolveHPA(HPASpec{Query: "q", Threshold: 2, MinReplicas: ptr(4), MaxReplicas: ptr(6)}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for maxCount, want := range map[int][2]int{8: {4, 6}, 5: {4, 5}, 3: {3, 3}} {
-		cfg := h.config(maxCount)
+		cfg := hpaConfig(h, maxCount)
 		if cfg.MinReplicas != want[0] || cfg.MaxReplicas != want[1] {
 			t.Errorf("max_count %d: min %d max %d, want %v", maxCount, cfg.MinReplicas, cfg.MaxReplicas, want)
 		}

@@ -104,7 +104,7 @@ func (h *hpaZones) spec(group, zone string) *HPASpec {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if z := h.zones[key(group, zone)]; z != nil {
-		return z.spec.clone()
+		return cloneHPA(z.spec)
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func (h *hpaZones) set(group, zone string, spec *HPASpec) {
 		z = &hpaZone{}
 		h.zones[k] = z
 	}
-	z.spec = spec.clone()
+	z.spec = cloneHPA(spec)
 	z.lastQuery = time.Time{}
 	z.status.NextQueryAt = time.Time{}
 }
@@ -138,7 +138,7 @@ func (h *hpaZones) view(group, zone string, maxCount int) PolicyView {
 	if z == nil {
 		return v
 	}
-	v.Policy, v.HPA = PolicyHPA, z.spec.clone()
+	v.Policy, v.HPA = PolicyHPA, cloneHPA(z.spec)
 	v.EffectiveMaxReplicas = maxCount
 	if z.spec.MaxReplicas != nil {
 		v.EffectiveMaxReplicas = min(*z.spec.MaxReplicas, maxCount)
@@ -188,7 +188,7 @@ func (c *Controller) zonePolicy(ctx context.Context, e *zoneEntry, eps []fleet.E
 	if spec == nil {
 		return nil
 	}
-	cfg := hpaWithFaults(spec.config(e.z.MaxCount), c.o.Faults)
+	cfg := hpaWithFaults(hpaConfig(*spec, e.z.MaxCount), c.o.Faults)
 	obs := autoscaler.HPAObservation{Pods: hpaPods(eps, e.z.Count)}
 	q := spec.ExpandQuery(g, zn)
 	reading := autoscaler.HPAMetricReading{Name: hpaMetricName}

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/api"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
 )
 
@@ -46,7 +47,7 @@ const (
 	// MaxQueryLen caps a PromQL query.
 	MaxQueryLen = 4096
 	// DefaultPollingInterval is KEDA's pollingInterval default (30 s).
-	DefaultPollingInterval = 30 * time.Second
+	DefaultPollingInterval = api.DefaultPollingInterval
 	// MaxPollingInterval caps the polling interval.
 	MaxPollingInterval = time.Hour
 	// hpaMetricName is the name of a zone's one hpa metric (in reasons and
@@ -54,88 +55,21 @@ const (
 	hpaMetricName = "query"
 )
 
-// PolicySpec is a zone's policy as the API reads and writes it:
-// {"policy":"step"} or {"policy":"hpa","hpa":{...}}.
-type PolicySpec struct {
-	Policy string   `json:"policy"`
-	HPA    *HPASpec `json:"hpa,omitempty"`
-}
+// MaxPolicyRounds is how many rounds a zone's policy view keeps.
+const MaxPolicyRounds = api.MaxPolicyRounds
 
-// HPASpec configures an hpa zone (upstream HorizontalPodAutoscalerSpec and
-// KEDA's ScaledObject with one Prometheus trigger). Omitted fields take
-// their defaults when the policy is set (DefaultHPAConfig; max_replicas the
-// zone's max_count; polling 30 s); the stored and returned spec has every
-// field filled in. Seconds may be fractional (the quick profile divides
-// every time by 10).
-type HPASpec struct {
-	// Query is the PromQL instant query. "%s" is replaced by the group (as
-	// the post writes its namespace), "$group" and "$zone" by the group and
-	// the zone. The values of the series it returns are summed.
-	Query string `json:"query"`
-	// Threshold is KEDA's trigger threshold: the value per replica for
-	// AverageValue, the total for Value. > 0.
-	Threshold float64 `json:"threshold"`
-	// Target is "AverageValue" (default, KEDA's) or "Value".
-	Target string `json:"target,omitempty"`
-	// MinReplicas (default 1) and MaxReplicas (default: max_count) bound the
-	// count; 1 <= min <= max <= max_count.
-	MinReplicas *int `json:"min_replicas,omitempty"`
-	MaxReplicas *int `json:"max_replicas,omitempty"`
-	// PollingIntervalSeconds: the query runs at most this often (KEDA's
-	// pollingInterval, default 30). The scheduler still visits the zone
-	// every interval; rounds in between are skipped.
-	PollingIntervalSeconds *float64 `json:"polling_interval_seconds,omitempty"`
-	// ReadEmptyAsZero reads no series, NaN or ±Inf as 0 (KEDA's
-	// ignoreNullValues); by default they fail the metric (the zone holds).
-	ReadEmptyAsZero bool `json:"read_empty_as_zero"`
-	// Fallback is KEDA's fallback; omitted: none.
-	Fallback *HPAFallbackSpec `json:"fallback,omitempty"`
-	// Behavior is upstream's behavior; omitted fields take upstream's
-	// defaults (defaults.go).
-	Behavior *HPABehaviorSpec `json:"behavior,omitempty"`
-}
-
-// HPAFallbackSpec is KEDA's fallback.
-type HPAFallbackSpec struct {
-	FailureThreshold int `json:"failure_threshold"`
-	Replicas         int `json:"replicas"`
-}
-
-// HPABehaviorSpec is upstream's HorizontalPodAutoscalerBehavior.
-type HPABehaviorSpec struct {
-	ScaleDown *HPARulesSpec `json:"scale_down,omitempty"`
-	ScaleUp   *HPARulesSpec `json:"scale_up,omitempty"`
-}
-
-// HPARulesSpec is upstream's HPAScalingRules.
-type HPARulesSpec struct {
-	StabilizationWindowSeconds *float64            `json:"stabilization_window_seconds,omitempty"`
-	SelectPolicy               string              `json:"select_policy,omitempty"` // Max (default), Min, Disabled
-	Policies                   []HPARatePolicySpec `json:"policies,omitempty"`
-	Tolerance                  *float64            `json:"tolerance,omitempty"`
-}
-
-// HPARatePolicySpec is upstream's HPAScalingPolicy.
-type HPARatePolicySpec struct {
-	Type          string  `json:"type"` // Pods or Percent
-	Value         int     `json:"value"`
-	PeriodSeconds float64 `json:"period_seconds"`
-}
-
-// PollingInterval is the resolved polling interval.
-func (h *HPASpec) PollingInterval() time.Duration {
-	if h == nil || h.PollingIntervalSeconds == nil {
-		return DefaultPollingInterval
-	}
-	return secs(*h.PollingIntervalSeconds)
-}
-
-// ExpandQuery returns the query for group and zone.
-func (h *HPASpec) ExpandQuery(group, zone string) string {
-	q := strings.ReplaceAll(h.Query, "$group", group)
-	q = strings.ReplaceAll(q, "$zone", zone)
-	return strings.ReplaceAll(q, "%s", group)
-}
+// The API's policy types (autoscaler/api), under the controller's names.
+type (
+	PolicySpec        = api.PolicySpec
+	HPASpec           = api.HPASpec
+	HPAFallbackSpec   = api.HPAFallback
+	HPABehaviorSpec   = api.HPABehavior
+	HPARulesSpec      = api.HPARules
+	HPARatePolicySpec = api.HPARatePolicy
+	PolicyStatus      = api.PolicyStatus
+	PolicyRound       = api.PolicyRound
+	PolicyView        = api.PolicyView
+)
 
 func secs(f float64) time.Duration { return time.Duration(math.Round(f * float64(time.Second))) }
 
@@ -144,7 +78,7 @@ func ptr[T any](v T) *T { return &v }
 // resolve fills in every default of h for a zone whose max_count is
 // maxCount and checks every value. The error is a *ValidationError naming
 // every bad field (JSON names).
-func (h HPASpec) resolve(maxCount int) (HPASpec, error) {
+func resolveHPA(h HPASpec, maxCount int) (HPASpec, error) {
 	def := autoscaler.DefaultHPAConfig()
 	var errs []string
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
@@ -206,7 +140,7 @@ func (h HPASpec) resolve(maxCount int) (HPASpec, error) {
 	}
 	if len(errs) == 0 {
 		// The policy's own ranges, as a backstop.
-		if err := out.config(maxCount).Validate(); err != nil {
+		if err := hpaConfig(out, maxCount).Validate(); err != nil {
 			bad("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
@@ -262,7 +196,7 @@ func resolveRules(r *HPARulesSpec, def autoscaler.HPAScalingRules, field string,
 // config is the autoscaler configuration of a resolved spec for a zone
 // whose max_count is maxCount: MaxReplicas is min(max_replicas, maxCount)
 // and MinReplicas at most that.
-func (h HPASpec) config(maxCount int) autoscaler.HPAConfig {
+func hpaConfig(h HPASpec, maxCount int) autoscaler.HPAConfig {
 	cfg := autoscaler.DefaultHPAConfig()
 	if h.MinReplicas != nil {
 		cfg.MinReplicas = *h.MinReplicas
@@ -311,7 +245,7 @@ func rulesConfig(r *HPARulesSpec, def autoscaler.HPAScalingRules) autoscaler.HPA
 }
 
 // clone deep-copies a spec (its pointers).
-func (h *HPASpec) clone() *HPASpec {
+func cloneHPA(h *HPASpec) *HPASpec {
 	if h == nil {
 		return nil
 	}
@@ -322,7 +256,7 @@ func (h *HPASpec) clone() *HPASpec {
 }
 
 // summary is a one-line description for audit tags and logs.
-func (h *HPASpec) summary() string {
+func hpaSummary(h *HPASpec) string {
 	if h == nil {
 		return ""
 	}
@@ -335,66 +269,6 @@ func (h *HPASpec) summary() string {
 	return fmt.Sprintf("target=%s threshold=%s min=%s max=%s poll=%s read_empty_as_zero=%t query=%s",
 		h.Target, strconv.FormatFloat(h.Threshold, 'g', -1, 64), v(h.MinReplicas), v(h.MaxReplicas),
 		h.PollingInterval(), h.ReadEmptyAsZero, h.Query)
-}
-
-// PolicyStatus is what the controller last saw of an hpa zone's metric.
-type PolicyStatus struct {
-	// LastQueryAt is when the query last ran (zero: never).
-	LastQueryAt time.Time `json:"last_query_at"`
-	// Query is the expanded query.
-	Query string `json:"query,omitempty"`
-	// Signal is the sum of the values it returned; nil when it failed.
-	Signal *float64 `json:"signal"`
-	// Error is why it failed ("no series", "value NaN", a query error).
-	Error string `json:"error,omitempty"`
-	// Failures counts the failed rounds in a row.
-	Failures int `json:"failures"`
-	// NextQueryAt is the earliest time the scheduler runs the query again.
-	NextQueryAt time.Time `json:"next_query_at"`
-	// Rounds are the zone's last query rounds (at most MaxPolicyRounds,
-	// oldest first): what the policy read and decided each time, so a
-	// harness judges the zone on the signal the autoscaler saw.
-	Rounds []PolicyRound `json:"rounds,omitempty"`
-}
-
-// MaxPolicyRounds is how many query rounds PolicyStatus.Rounds keeps.
-const MaxPolicyRounds = 64
-
-// PolicyRound is one query round of an hpa zone.
-type PolicyRound struct {
-	// At is the round's time: its decision's, and (when the count changed)
-	// its audit entry's.
-	At time.Time `json:"at"`
-	// Value is the metric's total as the policy read it: the sum of the
-	// series, no series, NaN and ±Inf read as 0 when read_empty_as_zero.
-	// nil when the metric failed (Error says why).
-	Value *float64 `json:"value"`
-	Error string   `json:"error,omitempty"`
-	// Pods is the pods the ratio of an AverageValue metric divides by (the
-	// listed workers and the pending ones the count asks for); Ready the
-	// listed workers that are ready.
-	Pods  int `json:"pods"`
-	Ready int `json:"ready"`
-	// Action, From and To are the round's decision (hold: From == To).
-	Action string `json:"action"`
-	From   int    `json:"from"`
-	To     int    `json:"to"`
-}
-
-// PolicyView is a zone's policy as the API shows it.
-type PolicyView struct {
-	Group    string   `json:"group"`
-	Zone     string   `json:"zone"`
-	Policy   string   `json:"policy"`
-	HPA      *HPASpec `json:"hpa,omitempty"`
-	MaxCount int      `json:"max_count"`
-	// EffectiveMaxReplicas is min(hpa.max_replicas, max_count).
-	EffectiveMaxReplicas int           `json:"effective_max_replicas,omitempty"`
-	Status               *PolicyStatus `json:"status,omitempty"`
-	// StepRounds are a step zone's last rounds (at most MaxPolicyRounds,
-	// oldest first): what the policy read and decided each time, so a
-	// harness recomputes every decision (step_round.go).
-	StepRounds []StepRound `json:"step_rounds,omitempty"`
 }
 
 // Policy returns a zone's policy; ErrNotFound when the zone does not exist.
@@ -448,7 +322,7 @@ func (c *Controller) SetPolicy(actor, group, zone string, spec PolicySpec) (Poli
 			return PolicyView{}, c.invalid(actor, group, zone, AuditPolicy, &ValidationError{Field: "hpa",
 				Reason: `the hpa policy needs its settings: {"policy":"hpa","hpa":{"query":"...","threshold":N}}`})
 		}
-		r, err := spec.HPA.resolve(e.z.MaxCount)
+		r, err := resolveHPA(*spec.HPA, e.z.MaxCount)
 		if err != nil {
 			var ve *ValidationError
 			if errors.As(err, &ve) {
@@ -474,10 +348,10 @@ func (c *Controller) SetPolicy(actor, group, zone string, spec PolicySpec) (Poli
 	}
 	tags := map[string]string{"from": from, "to": spec.Policy}
 	if resolved != nil {
-		tags["hpa"] = resolved.summary()
+		tags["hpa"] = hpaSummary(resolved)
 	}
 	if old != nil {
-		tags["from_hpa"] = old.summary()
+		tags["from_hpa"] = hpaSummary(old)
 	}
 	if _, err := c.o.Store.CommitPolicies([]store.ZonePolicy{rec}, nil, []store.AuditEntry{{
 		At: now, Actor: actor, Group: group, Zone: zone, Action: AuditPolicy, Tags: tags}}); err != nil {
@@ -495,7 +369,7 @@ func (c *Controller) SetPolicy(actor, group, zone string, spec PolicySpec) (Poli
 	}
 	attrs := []any{"group", group, "zone", zone, "actor", actor, "from", from, "to", spec.Policy}
 	if resolved != nil {
-		attrs = append(attrs, "hpa", resolved.summary())
+		attrs = append(attrs, "hpa", hpaSummary(resolved))
 	}
 	c.log.Info(AuditPolicy, attrs...)
 	return c.hpa.view(group, zone, e.z.MaxCount), nil
@@ -523,7 +397,7 @@ func (c *Controller) boundPolicyLocked(e *zoneEntry, actor string, newMax int, n
 	if old == nil || old.MaxReplicas == nil || *old.MaxReplicas <= newMax {
 		return rec, audit, nil, false
 	}
-	n := old.clone()
+	n := cloneHPA(old)
 	n.MaxReplicas = ptr(newMax)
 	if n.MinReplicas != nil && *n.MinReplicas > newMax {
 		n.MinReplicas = ptr(newMax)
@@ -535,7 +409,7 @@ func (c *Controller) boundPolicyLocked(e *zoneEntry, actor string, newMax int, n
 	audit = store.AuditEntry{At: now, Actor: actor, Group: e.z.Group, Zone: e.z.Zone, Action: AuditPolicy,
 		Tags: map[string]string{"from": PolicyHPA, "to": PolicyHPA, "reason": "max_count lowered",
 			"max_replicas_from": strconv.Itoa(*old.MaxReplicas), "max_replicas_to": strconv.Itoa(newMax),
-			"hpa": n.summary(), "from_hpa": old.summary()}}
+			"hpa": hpaSummary(n), "from_hpa": hpaSummary(old)}}
 	return rec, audit, n, true
 }
 

@@ -2,7 +2,7 @@ package controller
 
 // The step policy's rounds, kept so a harness can judge every decision and
 // not only where the count ends up: for each step zone the controller keeps
-// its last MaxPolicyRounds rounds (as PolicyStatus.Rounds does for an hpa
+// its last api.MaxPolicyRounds rounds (as PolicyStatus.Rounds does for an hpa
 // zone) with everything the policy read (each worker's sample and the
 // previous sample its rate is taken over, the zone's count, max, cooldown
 // clock and low streak) and what the round decided, after every rule of
@@ -12,49 +12,16 @@ package controller
 import (
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler"
+	"github.com/scaleproof/scaleproof/autoscaler/api"
 )
 
-// StepRound is one round of a step zone: its inputs and its decision.
-type StepRound struct {
-	// At is the round's time: the time its cooldowns and startup grace are
-	// measured at, its decision's, and (when the count changed) its audit
-	// entry's.
-	At time.Time `json:"at"`
-	// Actor is who ran the round: "scheduler" or the API key's name (a
-	// rebalance).
-	Actor string `json:"actor"`
-	// Count, Max and LastChange are the zone's state the round read;
-	// LastChange (zero: never changed) is the clock both cooldowns run from.
-	Count      int       `json:"count"`
-	Max        int       `json:"max_count"`
-	LastChange time.Time `json:"last_change,omitzero"`
-	// LowStreak is the consecutive all-low rounds before this one, as the
-	// zone carried it; LowStreakAfter is the streak the round left.
-	LowStreak      int `json:"low_streak"`
-	LowStreakAfter int `json:"low_streak_after"`
-	// Missing is the workers the count asks for that discovery did not
-	// list (autoscaler.Observation.Missing).
-	Missing int `json:"missing"`
-	// Workers are the listed workers' samples as the policy read them.
-	Workers []StepRoundWorker `json:"workers"`
-	// Action, From, To and Reason are the round's decision (hold: From ==
-	// To).
-	Action string `json:"action"`
-	From   int    `json:"from"`
-	To     int    `json:"to"`
-	Reason string `json:"reason"`
-}
-
-// StepRoundWorker is one worker's sample in a round, and the sample of the
-// zone's previous round its calls per second are taken over (nil: the
-// previous round had no reachable sample of it, so it has no rate).
-type StepRoundWorker struct {
-	autoscaler.WorkerSample
-	Prev *autoscaler.WorkerSample `json:"prev,omitempty"`
-}
+// StepRound and StepRoundWorker are the API's (autoscaler/api).
+type (
+	StepRound       = api.StepRound
+	StepRoundWorker = api.StepRoundWorker
+)
 
 // stepRounds is the last rounds of every step zone. mu guards the map.
 type stepRounds struct {
@@ -62,7 +29,7 @@ type stepRounds struct {
 	zones map[string][]StepRound
 }
 
-// record keeps r as the zone's newest round, at most MaxPolicyRounds.
+// record keeps r as the zone's newest round, at most api.MaxPolicyRounds.
 func (s *stepRounds) record(group, zone string, r StepRound) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -71,8 +38,8 @@ func (s *stepRounds) record(group, zone string, r StepRound) {
 	}
 	k := key(group, zone)
 	rs := s.zones[k]
-	if len(rs) >= MaxPolicyRounds {
-		rs = rs[len(rs)-MaxPolicyRounds+1:]
+	if len(rs) >= api.MaxPolicyRounds {
+		rs = rs[len(rs)-api.MaxPolicyRounds+1:]
 	}
 	s.zones[k] = append(slices.Clip(rs), r)
 }
@@ -99,10 +66,16 @@ func stepRound(actor string, st autoscaler.ZoneState, obs autoscaler.Observation
 		Workers: make([]StepRoundWorker, len(obs.Workers)),
 		Action:  string(d.Action), From: d.From, To: d.To, Reason: d.Reason}
 	for i, w := range obs.Workers {
-		r.Workers[i].WorkerSample = w
+		r.Workers[i].StepRoundSample = roundSample(w)
 		if p, ok := st.Prev[w.ID]; ok {
-			r.Workers[i].Prev = &p
+			ps := roundSample(p)
+			r.Workers[i].Prev = &ps
 		}
 	}
 	return r
+}
+
+func roundSample(w autoscaler.WorkerSample) api.StepRoundSample {
+	return api.StepRoundSample{ID: w.ID, Reachable: w.Reachable, Ready: w.Ready, Starting: w.Starting, Canary: w.Canary,
+		InFlight: w.InFlight, Limit: w.Limit, CallsTotal: w.CallsTotal, SampledAt: w.SampledAt, Created: w.Created, Down: w.Down}
 }

@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/scaleproof/scaleproof/autoscaler/api"
 )
 
 // Decision is a zone's last decision as the console reports it.
@@ -120,19 +122,7 @@ func (c *Client) PutZoneView(ctx context.Context, key, g, z string, u Update) (Z
 // AutoscaleConfig is GET /api/v1/config/autoscale: the step policy's
 // settings as the console runs them (a console that does not expose them
 // answers 404; the harness then uses its profile).
-type AutoscaleConfig struct {
-	Policy              string  `json:"policy"`
-	UpCooldownSeconds   float64 `json:"up_cooldown_seconds"`
-	DownCooldownSeconds float64 `json:"down_cooldown_seconds"`
-	TargetRPS           float64 `json:"target_rps"`
-	HighFraction        float64 `json:"high_fraction"`
-	MeanUpFraction      float64 `json:"mean_up_fraction"`
-	LowFraction         float64 `json:"low_fraction"`
-	LowRounds           int     `json:"low_rounds"`
-	StartupGraceSeconds float64 `json:"startup_grace_seconds"`
-	IntervalSeconds     float64 `json:"interval_seconds"`
-	SchedulerEnabled    bool    `json:"scheduler_enabled"`
-}
+type AutoscaleConfig = api.AutoscaleConfig
 
 // GetAutoscaleConfig reads the console's autoscaling settings.
 func (c *Client) GetAutoscaleConfig(ctx context.Context, key string) (AutoscaleConfig, int, error) {
