@@ -18,6 +18,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
+	"github.com/scaleproof/scaleproof/scenarios/target/kube"
 )
 
 // TestTargetScenariosOnConsole: the target scenarios that judge hpa and
@@ -76,7 +77,7 @@ func TestTargetScenariosOnConsole(t *testing.T) {
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{MaxReplicas: 5,
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{Kind: "Deployment", Name: "d", APIVersion: "apps/v1"}},
 	})
-	h, err := target.NewHPA(context.Background(), target.HPAConfig{Run: cs, Admin: cs, Viewer: cs, Namespace: "n", Deployment: "d", HPA: "h"})
+	h, err := kube.NewHPA(context.Background(), kube.HPAConfig{Run: cs, Admin: cs, Viewer: cs, Namespace: "n", Deployment: "d", HPA: "h"})
 	if err != nil {
 		t.Fatal(err)
 	}

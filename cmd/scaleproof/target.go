@@ -19,6 +19,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
+	"github.com/scaleproof/scaleproof/scenarios/target/kube"
 )
 
 // targetOpts are run's target flags: which autoscaler is judged (--target),
@@ -40,7 +41,7 @@ func addTargetFlags(f *pflag.FlagSet, o *targetOpts) {
 
 // targetFromRef builds the Target the platform's Up described (a variable
 // so that tests can put a fake in its place).
-var targetFromRef = target.FromRef
+var targetFromRef = kube.FromRef
 
 // adopting reports whether any of the adopt flags is set.
 func (t targetOpts) adopting() bool {

@@ -61,17 +61,19 @@ var rules = []rule{
 
 	// The harness.
 	{pkg: "scenarios", where: "scenarios/doc.go", links: true,
-		deny: []string{"scenarios/platform/local", "scenarios/platform/kubeconfig", "scenarios/platform/external", "autoscaler/...", "sim/...", "kind/...", "cloud/..."},
+		deny: []string{"scenarios/platform/local", "scenarios/platform/kubeconfig", "scenarios/platform/external", "autoscaler/...", "sim/...", "kind/...", "cloud/...", "scenarios/target/kube", "k8s.io/..."},
 		but:  []string{"autoscaler/api"}},
 	{pkg: "scenarios/load", where: "scenarios/load/doc.go", links: true, only: []string{}, deny: []string{"scenarios", "reports/...", "autoscaler/..."}},
 	{pkg: "scenarios/consoleclient", where: "scenarios/consoleclient/client.go", only: []string{"autoscaler/api"}},
 	{pkg: "scenarios/observe", where: "scenarios/observe/observe.go", only: []string{"scenarios/consoleclient"}},
-	{pkg: "scenarios/target", where: "scenarios/target/target.go", links: true, deny: []string{"scenarios"}},
+	{pkg: "scenarios/target", where: "scenarios/target/target.go", links: true, deny: []string{"scenarios", "k8s.io/..."}},
+	{pkg: "scenarios/target/kube", where: "scenarios/target/kube/doc.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform", where: "scenarios/platform/platform.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform/local", where: "scenarios/platform/local/local.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform/external", where: "scenarios/platform/external/external.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform/kubeconfig", where: "scenarios/platform/kubeconfig/kubeconfig.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "sim", where: "sim/doc.go", deny: []string{"net/http", "scenarios/platform/..."}},
+	{pkg: "sim", where: "layout.md §2.3: the simulator links no client-go", links: true, deny: []string{"k8s.io/...", "scenarios/target/kube"}},
 	{pkg: "reports", where: "reports/results.go", links: true, deny: []string{"scenarios/...", "autoscaler/..."}},
 	{pkg: "internal/screenshot", where: "internal/screenshot/screenshot.go", links: true, deny: []string{"scenarios/...", "autoscaler/..."}},
 

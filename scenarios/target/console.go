@@ -188,7 +188,7 @@ func (t *consoleTarget) Trail(ctx context.Context, since time.Time) ([]Change, e
 		}
 		return es[i].ID < es[j].ID
 	})
-	return sinceSorted(AuditChanges(es), since), nil
+	return SinceSorted(AuditChanges(es), since), nil
 }
 
 // AuditChanges reads audit entries as trail entries (see Trail), in the
@@ -220,7 +220,7 @@ func AuditChanges(es []consoleclient.AuditEntry) []Change {
 const auditSlack = time.Second
 
 func consoleContracts(s ConsoleSettings) Contracts {
-	up, down, iv := secs(s.UpCooldown), secs(s.DownCooldown), secs(s.Interval)
+	up, down, iv := Secs(s.UpCooldown), Secs(s.DownCooldown), Secs(s.Interval)
 	bounds := ramenDoc + `, "The bounds"`
 	decides := ramenDoc + `, "How it decides"`
 	audit := ramenDoc + `, "Audit and logs"`
@@ -229,11 +229,11 @@ func consoleContracts(s ConsoleSettings) Contracts {
 	// due by max(P + down cooldown + 1 interval, P + low rounds intervals)).
 	step := max(s.DownCooldown+s.Interval, time.Duration(s.LowRounds)*s.Interval)
 	steps, backText := 1, fmt.Sprintf("each step down one worker, within %s of the previous change (the down cooldown %s + one interval %s, or %d low rounds): this bound is for one step",
-		secs(step), down, iv, s.LowRounds)
+		Secs(step), down, iv, s.LowRounds)
 	if s.Max > 1 {
 		steps = s.Max - 1
 		backText = fmt.Sprintf("one worker a step, each within %s of the previous change (the down cooldown %s + one interval %s, or %d low rounds): %d steps from the max %d",
-			secs(step), down, iv, s.LowRounds, steps, s.Max)
+			Secs(step), down, iv, s.LowRounds, steps, s.Max)
 	}
 	return Contracts{
 		FactScalesUp: {Applies: true, Bound: s.UpCooldown + s.Interval,
@@ -259,13 +259,13 @@ func consoleContracts(s ConsoleSettings) Contracts {
 			Text:   fmt.Sprintf("kept: the console owns the count and steps from it, no step up within the up cooldown (%s) and no step down within the down cooldown (%s) of the change; without load the count stays as set for at least the down cooldown", up, down),
 			Source: decides + "; " + audit + ": workers.count a manual count"},
 		FactTrail: {Applies: true, Bound: auditSlack,
-			Text:   fmt.Sprintf("every change of the count has exactly one audit entry (workers.autoscale from: to: reason:, workers.count from: to:), written with the change; its time is the decision's, taken just before the scale target is set, so within %s of the readings around the change", secs(auditSlack)),
+			Text:   fmt.Sprintf("every change of the count has exactly one audit entry (workers.autoscale from: to: reason:, workers.count from: to:), written with the change; its time is the decision's, taken just before the scale target is set, so within %s of the readings around the change", Secs(auditSlack)),
 			Source: audit},
 		FactTrailActor: {Applies: true,
 			Text:   "every audit entry names the actor that caused it (the key for a forced change, the scheduler for autoscale)",
 			Source: audit + ": every action is on the Audit page with the actor"},
 		FactNoEarlyScaleDown: {Applies: true, Bound: time.Duration(s.LowRounds-1) * s.Interval,
-			Text:   fmt.Sprintf("no step down before %d low rounds in a row (%s after the load drops, at one round every %s), nor within the down cooldown (%s) of the last change", s.LowRounds, secs(time.Duration(s.LowRounds-1)*s.Interval), iv, down),
+			Text:   fmt.Sprintf("no step down before %d low rounds in a row (%s after the load drops, at one round every %s), nor within the down cooldown (%s) of the last change", s.LowRounds, Secs(time.Duration(s.LowRounds-1)*s.Interval), iv, down),
 			Source: decides},
 		FactBackToMin: {Applies: true, Bound: time.Duration(steps) * step,
 			Text:   "after the load the count steps back down to 1, " + backText,

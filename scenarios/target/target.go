@@ -8,10 +8,9 @@
 // and a fact a target does not promise is reported "not applicable", never
 // silently passed.
 //
-// Implementations: console.go (consoleclient over the console API), hpa.go
-// (client-go: autoscaling/v2 HPA, apps/v1 Deployment scale, core/v1
-// Events), keda.go (the ScaledObject through the dynamic client, then the
-// HPA KEDA makes). The pure parts (Contracts, State, Change) have no I/O.
+// Implementations: console.go (consoleclient over the console API), and in
+// scenarios/target/kube the cluster's HPA and KEDA (client-go; this package
+// links none of it). The pure parts (Contracts, State, Change) have no I/O.
 //
 // Must not import scenarios/ (the target scenarios import this package).
 package target
@@ -20,6 +19,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strconv"
 	"time"
 )
 
@@ -118,6 +119,12 @@ type Change struct {
 	Actor string `json:"actor,omitempty"`
 	// Source is where the entry came from ("audit", "event", "condition").
 	Source string `json:"source,omitempty"`
+}
+
+// Equal reports whether c and o are the same change (the same instant and
+// every field equal).
+func (c Change) Equal(o Change) bool {
+	return c.At.Equal(o.At) && c.From == o.From && c.To == o.To && c.Reason == o.Reason && c.Actor == o.Actor && c.Source == o.Source
 }
 
 // Target is the scale target under test and the autoscaler that owns it.
@@ -220,9 +227,28 @@ func (c Contracts) Check() error {
 			errs = append(errs, fmt.Errorf("fact %q: no contract", f))
 		case k.Applies && k.Text == "":
 			errs = append(errs, fmt.Errorf("fact %q: applies with no contract text", f))
+		case k.Applies && k.Source == "":
+			errs = append(errs, fmt.Errorf("fact %q: applies with no source", f))
 		case !k.Applies && k.NotApplicable == "":
 			errs = append(errs, fmt.Errorf("fact %q: not applicable with no reason", f))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SinceSorted keeps the changes at or after since, oldest first (stable).
+func SinceSorted(cs []Change, since time.Time) []Change {
+	out := cs[:0]
+	for _, c := range cs {
+		if !c.At.Before(since) {
+			out = append(out, c)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// Secs writes a duration as the project's reports do: "15 s", "1.5 s".
+func Secs(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
 }

@@ -1,4 +1,4 @@
-package target
+package kube
 
 import (
 	"context"
@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // ScaledObjects is KEDA's ScaledObject resource.
@@ -161,10 +163,10 @@ type kedaTarget struct {
 	kube
 	runDyn, adminDyn, viewerDyn dynamic.Interface
 	so, hpa                     string
-	contracts                   Contracts
+	contracts                   target.Contracts
 }
 
-var _ Target = (*kedaTarget)(nil)
+var _ target.Target = (*kedaTarget)(nil)
 
 // NewKEDA reads the ScaledObject once with cfg.RunDyn, checks that it
 // scales Deployment cfg.Deployment, and returns its Target, whose Contracts
@@ -172,7 +174,7 @@ var _ Target = (*kedaTarget)(nil)
 // cooldownPeriod, fallback, advanced.horizontalPodAutoscalerConfig.behavior)
 // as read then. It is an error when a client or name is missing, the
 // ScaledObject cannot be read, or it scales something else.
-func NewKEDA(ctx context.Context, cfg KEDAConfig) (Target, error) {
+func NewKEDA(ctx context.Context, cfg KEDAConfig) (target.Target, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -221,15 +223,15 @@ func (cfg KEDAConfig) check() error {
 	return nil
 }
 
-func (t *kedaTarget) Kind() Kind           { return KEDA }
-func (t *kedaTarget) Name() string         { return "scaledobject " + t.ns + "/" + t.so }
-func (t *kedaTarget) Contracts() Contracts { return t.contracts }
+func (t *kedaTarget) Kind() target.Kind           { return target.KEDA }
+func (t *kedaTarget) Name() string                { return "scaledobject " + t.ns + "/" + t.so }
+func (t *kedaTarget) Contracts() target.Contracts { return t.contracts }
 
-func (t *kedaTarget) dyn(role Role) (dynamic.Interface, error) {
+func (t *kedaTarget) dyn(role target.Role) (dynamic.Interface, error) {
 	switch role {
-	case Admin:
+	case target.Admin:
 		return t.adminDyn, nil
-	case Viewer:
+	case target.Viewer:
 		return t.viewerDyn, nil
 	}
 	return nil, fmt.Errorf("role %q: want admin or viewer", role)
@@ -240,23 +242,23 @@ func (t *kedaTarget) dyn(role Role) (dynamic.Interface, error) {
 // and KEDA's HPA (status.desiredReplicas, status.currentMetrics) with the
 // run's clients. Before KEDA has made its HPA (404), Desired is the count
 // and there is no metric.
-func (t *kedaTarget) State(ctx context.Context) (State, error) {
+func (t *kedaTarget) State(ctx context.Context) (target.State, error) {
 	at := t.now()
 	count, ready, err := t.deploymentState(ctx)
 	if err != nil {
-		return State{}, err
+		return target.State{}, err
 	}
 	s, err := readScaledObject(ctx, t.runDyn, t.ns, t.so)
 	if err != nil {
-		return State{}, err
+		return target.State{}, err
 	}
-	st := State{At: at, Count: count, Ready: ready, Desired: count}
+	st := target.State{At: at, Count: count, Ready: ready, Desired: count}
 	st.Min, st.Max = s.bounds()
 	h, err := t.run.AutoscalingV2().HorizontalPodAutoscalers(t.ns).Get(ctx, t.hpa, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
-		return State{}, fmt.Errorf("read hpa %s/%s: %w", t.ns, t.hpa, err)
+		return target.State{}, fmt.Errorf("read hpa %s/%s: %w", t.ns, t.hpa, err)
 	default:
 		r := readHPA(h)
 		st.Desired, st.Metric, st.HasMetric, st.MetricTarget = r.desired, r.metric, r.hasMetric, r.metricTarget
@@ -266,28 +268,28 @@ func (t *kedaTarget) State(ctx context.Context) (State, error) {
 
 // SetBounds merge-patches the ScaledObject's spec.minReplicaCount and
 // maxReplicaCount in role's name (KEDA then carries them into its HPA).
-func (t *kedaTarget) SetBounds(ctx context.Context, role Role, min, max int) (Outcome, error) {
+func (t *kedaTarget) SetBounds(ctx context.Context, role target.Role, min, max int) (target.Outcome, error) {
 	c, err := t.dyn(role)
 	if err != nil {
-		return Outcome{}, err
+		return target.Outcome{}, err
 	}
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"minReplicaCount": min, "maxReplicaCount": max}})
 	if err != nil {
-		return Outcome{}, err
+		return target.Outcome{}, err
 	}
 	_, err = c.Resource(ScaledObjects).Namespace(t.ns).Patch(ctx, t.so, types.MergePatchType, patch, metav1.PatchOptions{})
 	return outcome(err, fmt.Sprintf("patch scaledobject %s/%s bounds to %d..%d", t.ns, t.so, min, max))
 }
 
 // SetCount updates the Deployment's scale subresource in role's name.
-func (t *kedaTarget) SetCount(ctx context.Context, role Role, count int) (Outcome, error) {
+func (t *kedaTarget) SetCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
 	return t.setCount(ctx, role, count)
 }
 
 // Trail reads, with the run's client, the SuccessfulRescale Events of
 // KEDA's HPA (RescaleEvent: 1 <-> N) and KEDA's own activation Events on
 // the ScaledObject (KEDAEvent: 0 <-> N), at or after since, oldest first.
-func (t *kedaTarget) Trail(ctx context.Context, since time.Time) ([]Change, error) {
+func (t *kedaTarget) Trail(ctx context.Context, since time.Time) ([]target.Change, error) {
 	cs, err := hpaTrail(ctx, t.run, t.ns, t.hpa)
 	if err != nil {
 		return nil, err
@@ -301,7 +303,7 @@ func (t *kedaTarget) Trail(ctx context.Context, since time.Time) ([]Change, erro
 			cs = append(cs, more...)
 		}
 	}
-	return sinceSorted(cs, since), nil
+	return target.SinceSorted(cs, since), nil
 }
 
 // fromTo reads KEDA's activation messages: "Scaled apps/v1.Deployment
@@ -317,7 +319,7 @@ var fromTo = regexp.MustCompile(`from (\d+) to (\d+)`)
 // ...) change no count; they and messages that do not parse give ok false.
 // An Event that stands for repeats gives entries at its first and last
 // time, as RescaleEvent.
-func KEDAEvent(e corev1.Event) (cs []Change, ok bool) {
+func KEDAEvent(e corev1.Event) (cs []target.Change, ok bool) {
 	if e.Reason != "KEDAScaleTargetActivated" && e.Reason != "KEDAScaleTargetDeactivated" {
 		return nil, false
 	}
@@ -337,7 +339,7 @@ func KEDAEvent(e corev1.Event) (cs []Change, ok bool) {
 // and KEDA's own loop where it acts: activation from 0 and deactivation to
 // 0 (pollingInterval, cooldownPeriod), the bounds it copies into its HPA,
 // and the fallback.
-func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
+func kedaContracts(s scaledObject, cfg KEDAConfig) target.Contracts {
 	min, max := s.bounds()
 	sync := cfg.SyncPeriod
 	if sync == 0 {
@@ -358,9 +360,9 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 	c := hpaContracts(p)
 	pollSrc := kedaDoc + ", pollingInterval"
 
-	switch up := c[FactScalesUp]; {
+	switch up := c[target.FactScalesUp]; {
 	case max <= min:
-		c[FactScalesUp] = Contract{NotApplicable: fmt.Sprintf("maxReplicaCount %d is not above minReplicaCount %d: the count cannot rise", max, min)}
+		c[target.FactScalesUp] = target.Contract{NotApplicable: fmt.Sprintf("maxReplicaCount %d is not above minReplicaCount %d: the count cannot rise", max, min)}
 	case up.Applies || min == 0:
 		// From 0, KEDA's own activation rises above min even when the HPA
 		// cannot (maxReplicaCount 1, or scale-up Disabled).
@@ -368,12 +370,12 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 		bound := sync + p.b.up.window
 		if min == 0 {
 			bound += poll
-			pre = fmt.Sprintf("from 0, KEDA activates the target at its next poll (pollingInterval %s) once a trigger is active (above its activation threshold); then ", secs(poll))
+			pre = fmt.Sprintf("from 0, KEDA activates the target at its next poll (pollingInterval %s) once a trigger is active (above its activation threshold); then ", target.Secs(poll))
 		}
 		for _, tr := range s.Spec.Triggers {
 			if tr.UseCachedMetrics {
 				bound += poll
-				pre += fmt.Sprintf("a trigger uses cached metrics, up to one pollingInterval (%s) old; ", secs(poll))
+				pre += fmt.Sprintf("a trigger uses cached metrics, up to one pollingInterval (%s) old; ", target.Secs(poll))
 				break
 			}
 		}
@@ -385,23 +387,23 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 		if pre != "" {
 			src = pollSrc + "; " + src
 		}
-		c[FactScalesUp] = Contract{Applies: true, Bound: bound, Text: pre + text, Source: src}
+		c[target.FactScalesUp] = target.Contract{Applies: true, Bound: bound, Text: pre + text, Source: src}
 	}
-	c[FactWithinBounds] = Contract{Applies: true, Bound: rec + sync,
+	c[target.FactWithinBounds] = target.Contract{Applies: true, Bound: rec + sync,
 		Text: fmt.Sprintf("the count stays within minReplicaCount (%d) and maxReplicaCount (%d): KEDA copies them into its HPA (minReplicas %d)%s; a count outside them is brought within at the next HPA sync (%s) after KEDA's reconcile (allowed %s)",
-			min, max, max1(min), map[bool]string{true: " and scales 0 <-> 1 itself"}[min == 0], secs(sync), secs(rec)),
+			min, max, max1(min), map[bool]string{true: " and scales 0 <-> 1 itself"}[min == 0], target.Secs(sync), target.Secs(rec)),
 		Source: kedaDoc + ", minReplicaCount, maxReplicaCount; " + hpaDoc}
-	c[FactLoweredMax] = Contract{Applies: true, Bound: rec + sync,
+	c[target.FactLoweredMax] = target.Contract{Applies: true, Bound: rec + sync,
 		Text: fmt.Sprintf("a maxReplicaCount lowered below the count applies within the ScaledObject's reconcile (KEDA copies it into its HPA's maxReplicas; allowed %s) plus one HPA sync period (%s), where the HPA sets the count to maxReplicas at once",
-			secs(rec), secs(sync)),
-		Source: kedaDoc + ", maxReplicaCount; " + c[FactLoweredMax].Source}
-	c[FactViewerRefused] = Contract{Applies: true,
+			target.Secs(rec), target.Secs(sync)),
+		Source: kedaDoc + ", maxReplicaCount; " + c[target.FactLoweredMax].Source}
+	c[target.FactViewerRefused] = target.Contract{Applies: true,
 		Text:   "the viewer's Role grants only get, list and watch: the API server answers its patch of the ScaledObject and its update of deployments/scale with 403 Forbidden, and nothing changes",
 		Source: rbacDoc}
-	c[FactAdminAllowed] = Contract{Applies: true,
+	c[target.FactAdminAllowed] = target.Contract{Applies: true,
 		Text:   "the admin's Role grants patch on scaledobjects.keda.sh: the API server accepts its minReplicaCount and maxReplicaCount (KEDA's admission webhook, when installed, may refuse bounds that disagree)",
 		Source: rbacDoc + "; " + kedaDoc}
-	cs := c[FactCountSet]
+	cs := c[target.FactCountSet]
 	if t, ok := strings.CutPrefix(cs.Text, "the HPA owns the count: "); ok {
 		cs.Text = "KEDA's HPA owns every count from 1 up: " + t
 	} else {
@@ -409,41 +411,41 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 	}
 	if min == 0 {
 		cs.Bound = maxDur(cs.Bound, poll)
-		cs.Text += fmt.Sprintf("; KEDA's own loop (every pollingInterval, %s) owns 0 <-> 1: it activates a count of 0 while a trigger is active, and deactivates to 0 after the cooldownPeriod", secs(poll))
+		cs.Text += fmt.Sprintf("; KEDA's own loop (every pollingInterval, %s) owns 0 <-> 1: it activates a count of 0 while a trigger is active, and deactivates to 0 after the cooldownPeriod", target.Secs(poll))
 	}
 	cs.Source = kedaDoc + "; " + cs.Source
-	c[FactCountSet] = cs
-	tr := c[FactTrail]
+	c[target.FactCountSet] = cs
+	tr := c[target.FactTrail]
 	tr.Text = "every rescale of KEDA's HPA is a SuccessfulRescale Event on that HPA (\"New size: N; reason: ...\"), and every activation from 0 and deactivation to 0 a KEDAScaleTargetActivated or KEDAScaleTargetDeactivated Event on the ScaledObject (\"from A to B\"); repeats fold into one Event (its count, first and last time); a count set by hand is no Event; Events expire after the API server's --event-ttl (1 h)"
 	if min == 0 {
 		tr.Bound = maxDur(sync, poll)
 	}
-	c[FactTrail] = tr
-	c[FactTrailActor] = Contract{NotApplicable: "KEDA's and the HPA's Events name their controllers (keda-operator, horizontal-pod-autoscaler), never who patched the ScaledObject or the scale: that is only in the API server's audit log, when one is enabled"}
+	c[target.FactTrail] = tr
+	c[target.FactTrailActor] = target.Contract{NotApplicable: "KEDA's and the HPA's Events name their controllers (keda-operator, horizontal-pod-autoscaler), never who patched the ScaledObject or the scale: that is only in the API server's audit log, when one is enabled"}
 	if min == 0 {
-		if k := c[FactNoEarlyScaleDown]; !p.b.down.disabled() {
+		if k := c[target.FactNoEarlyScaleDown]; !p.b.down.disabled() {
 			k.Bound = minDur(p.b.down.window, cool)
-			k.Text += fmt.Sprintf("; and no scale to 0 before the cooldownPeriod (%s) after the last poll with an active trigger", secs(cool))
+			k.Text += fmt.Sprintf("; and no scale to 0 before the cooldownPeriod (%s) after the last poll with an active trigger", target.Secs(cool))
 			k.Source += "; " + kedaDoc + ", cooldownPeriod"
-			c[FactNoEarlyScaleDown] = k
+			c[target.FactNoEarlyScaleDown] = k
 		}
-		c[FactBackToMin] = Contract{Applies: true, Bound: cool + poll,
+		c[target.FactBackToMin] = target.Contract{Applies: true, Bound: cool + poll,
 			Text: fmt.Sprintf("after the load KEDA scales the target to 0 (minReplicaCount) from any count once no trigger has been active (at or under its activation threshold) for the cooldownPeriod (%s), at its next poll (pollingInterval %s)",
-				secs(cool), secs(poll)),
+				target.Secs(cool), target.Secs(poll)),
 			Source: kedaDoc + ", cooldownPeriod, pollingInterval"}
 	}
 	if lb, q := s.lookback(); lb > 0 {
-		if k := c[FactBackToMin]; k.Applies {
+		if k := c[target.FactBackToMin]; k.Applies {
 			k.Bound += lb
-			k.Text += fmt.Sprintf("; the trigger's query looks back %s (%s): its signal holds the load's peak that long after the load ends, and the bound adds it", secs(lb), q)
-			c[FactBackToMin] = k
+			k.Text += fmt.Sprintf("; the trigger's query looks back %s (%s): its signal holds the load's peak that long after the load ends, and the bound adds it", target.Secs(lb), q)
+			c[target.FactBackToMin] = k
 		}
 	}
-	c[FactOutageHolds] = kedaOutage(s, max)
+	c[target.FactOutageHolds] = kedaOutage(s, max)
 	if s.paused() {
 		why := "the ScaledObject is paused (annotation autoscaling.keda.sh/paused or paused-replicas): KEDA does not scale it"
-		for _, f := range []Fact{FactScalesUp, FactCountSet, FactNoEarlyScaleDown, FactBackToMin, FactOutageHolds} {
-			c[f] = Contract{NotApplicable: why}
+		for _, f := range []target.Fact{target.FactScalesUp, target.FactCountSet, target.FactNoEarlyScaleDown, target.FactBackToMin, target.FactOutageHolds} {
+			c[f] = target.Contract{NotApplicable: why}
 		}
 	}
 	return c
@@ -453,10 +455,10 @@ func kedaContracts(s scaledObject, cfg KEDAConfig) Contracts {
 // the count while a scaler fails, and only one that never goes below the
 // count (behavior currentReplicas or currentReplicasIfHigher, or static
 // with fallback.replicas at or above maxReplicaCount).
-func kedaOutage(s scaledObject, max int) Contract {
+func kedaOutage(s scaledObject, max int) target.Contract {
 	fb := s.Spec.Fallback
 	if fb == nil {
-		return Contract{NotApplicable: "the ScaledObject has no fallback: while a scaler fails KEDA passes no metric to the HPA, and nothing promises the count holds (a trigger that still reads low while the workers are down scales in)"}
+		return target.Contract{NotApplicable: "the ScaledObject has no fallback: while a scaler fails KEDA passes no metric to the HPA, and nothing promises the count holds (a trigger that still reads low while the workers are down scales in)"}
 	}
 	b := fb.Behavior
 	if b == "" {
@@ -466,13 +468,13 @@ func kedaOutage(s scaledObject, max int) Contract {
 	text := fmt.Sprintf("after %d failures in a row of a scaler (fallback.failureThreshold), KEDA feeds the HPA a metric that holds ", fb.FailureThreshold)
 	switch {
 	case b == "currentReplicas":
-		return Contract{Applies: true, Text: text + "the current count (fallback.behavior currentReplicas): the count does not fall while the scaler fails; an outage the scaler still reads is not a failure", Source: src}
+		return target.Contract{Applies: true, Text: text + "the current count (fallback.behavior currentReplicas): the count does not fall while the scaler fails; an outage the scaler still reads is not a failure", Source: src}
 	case b == "currentReplicasIfHigher":
-		return Contract{Applies: true, Text: text + fmt.Sprintf("the higher of the current count and fallback.replicas (%d) (fallback.behavior currentReplicasIfHigher): the count does not fall while the scaler fails; an outage the scaler still reads is not a failure", fb.Replicas), Source: src}
+		return target.Contract{Applies: true, Text: text + fmt.Sprintf("the higher of the current count and fallback.replicas (%d) (fallback.behavior currentReplicasIfHigher): the count does not fall while the scaler fails; an outage the scaler still reads is not a failure", fb.Replicas), Source: src}
 	case b == "static" && int(fb.Replicas) >= max:
-		return Contract{Applies: true, Text: text + fmt.Sprintf("fallback.replicas (%d), at or above maxReplicaCount (%d): the count does not fall while the scaler fails; an outage the scaler still reads is not a failure", fb.Replicas, max), Source: src}
+		return target.Contract{Applies: true, Text: text + fmt.Sprintf("fallback.replicas (%d), at or above maxReplicaCount (%d): the count does not fall while the scaler fails; an outage the scaler still reads is not a failure", fb.Replicas, max), Source: src}
 	}
-	return Contract{NotApplicable: fmt.Sprintf("the fallback (behavior %s, replicas %d) takes a count above fallback.replicas down to it while a scaler fails: it holds a count, not the count", b, fb.Replicas)}
+	return target.Contract{NotApplicable: fmt.Sprintf("the fallback (behavior %s, replicas %d) takes a count above fallback.replicas down to it while a scaler fails: it holds a count, not the count", b, fb.Replicas)}
 }
 
 func max1(n int) int { return max(n, 1) }

@@ -1,4 +1,4 @@
-package target
+package kube
 
 import (
 	"errors"
@@ -115,18 +115,4 @@ func forbidden(gr schema.GroupResource, name string) error {
 func invalid(kind, name string) error {
 	return apierrors.NewInvalid(schema.GroupKind{Group: "autoscaling", Kind: kind}, name,
 		field.ErrorList{field.Invalid(field.NewPath("spec", "maxReplicas"), 1, "must be greater than or equal to minReplicas")})
-}
-
-// checkContracts fails t unless c passes Check and every fact has its
-// contract's source when it applies.
-func checkContracts(t *testing.T, c Contracts) {
-	t.Helper()
-	if err := c.Check(); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range Facts {
-		if k := c[f]; k.Applies && k.Source == "" {
-			t.Errorf("fact %q applies with no source", f)
-		}
-	}
 }

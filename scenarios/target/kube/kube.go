@@ -1,11 +1,10 @@
-package target
+package kube
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // What the hpa and keda targets share: the Deployment's count, its scale
@@ -52,11 +53,11 @@ type kube struct {
 	now                func() time.Time
 }
 
-func (k kube) client(role Role) (kubernetes.Interface, error) {
+func (k kube) client(role target.Role) (kubernetes.Interface, error) {
 	switch role {
-	case Admin:
+	case target.Admin:
 		return k.admin, nil
-	case Viewer:
+	case target.Viewer:
 		return k.viewer, nil
 	}
 	return nil, fmt.Errorf("role %q: want admin or viewer", role)
@@ -82,10 +83,10 @@ func deploymentCount(d *appsv1.Deployment) int {
 // setCount updates the Deployment's scale subresource in role's name (an
 // unconditional update: no resourceVersion, so the API server applies it
 // to the Deployment as it is).
-func (k kube) setCount(ctx context.Context, role Role, count int) (Outcome, error) {
+func (k kube) setCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
 	c, err := k.client(role)
 	if err != nil {
-		return Outcome{}, err
+		return target.Outcome{}, err
 	}
 	s := &autoscalingv1.Scale{
 		ObjectMeta: metav1.ObjectMeta{Name: k.deployment, Namespace: k.ns},
@@ -99,15 +100,15 @@ func (k kube) setCount(ctx context.Context, role Role, count int) (Outcome, erro
 // status (403 Forbidden, 404 NotFound, 422 Invalid, 409 Conflict ...) is its
 // code and message; anything else (no answer: transport, context, a
 // client-side rate limit) is an error naming what.
-func outcome(err error, what string) (Outcome, error) {
+func outcome(err error, what string) (target.Outcome, error) {
 	if err == nil {
-		return Outcome{Status: 200}, nil
+		return target.Outcome{Status: 200}, nil
 	}
 	var st apierrors.APIStatus
 	if errors.As(err, &st) && st.Status().Code != 0 {
-		return Outcome{Status: int(st.Status().Code), Message: st.Status().Message}, nil
+		return target.Outcome{Status: int(st.Status().Code), Message: st.Status().Message}, nil
 	}
-	return Outcome{}, fmt.Errorf("%s: %w", what, err)
+	return target.Outcome{}, fmt.Errorf("%s: %w", what, err)
 }
 
 // hpaReading is what State takes from an HPA.
@@ -286,7 +287,7 @@ var newSize = regexp.MustCompile(`New size: (\d+)(?:; reason: (.*))?`)
 // entries, at its first and its last time: the rescales in between went to
 // the same size at times the Event does not keep. ok is false for any other
 // reason and for a message that does not parse (skipped from the trail).
-func RescaleEvent(e corev1.Event) (cs []Change, ok bool) {
+func RescaleEvent(e corev1.Event) (cs []target.Change, ok bool) {
 	if e.Reason != "SuccessfulRescale" {
 		return nil, false
 	}
@@ -301,10 +302,10 @@ func RescaleEvent(e corev1.Event) (cs []Change, ok bool) {
 	return spanChanges(e, -1, to, strings.TrimSpace(m[2])), true
 }
 
-func spanChanges(e corev1.Event, from, to int, reason string) []Change {
+func spanChanges(e corev1.Event, from, to int, reason string) []target.Change {
 	first, last, n := eventSpan(e)
-	c := Change{At: first, From: from, To: to, Reason: reason, Source: "event"}
-	out := []Change{c}
+	c := target.Change{At: first, From: from, To: to, Reason: reason, Source: "event"}
+	out := []target.Change{c}
 	if n > 1 && !last.Equal(first) {
 		c.At = last
 		out = append(out, c)
@@ -312,25 +313,13 @@ func spanChanges(e corev1.Event, from, to int, reason string) []Change {
 	return out
 }
 
-// sinceSorted keeps the changes at or after since, oldest first (stable).
-func sinceSorted(cs []Change, since time.Time) []Change {
-	out := cs[:0]
-	for _, c := range cs {
-		if !c.At.Before(since) {
-			out = append(out, c)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
-	return out
-}
-
 // hpaTrail reads the SuccessfulRescale Events of HPA name.
-func hpaTrail(ctx context.Context, c kubernetes.Interface, ns, name string) ([]Change, error) {
+func hpaTrail(ctx context.Context, c kubernetes.Interface, ns, name string) ([]target.Change, error) {
 	evs, err := listEvents(ctx, c, ns, "HorizontalPodAutoscaler", name)
 	if err != nil {
 		return nil, err
 	}
-	var out []Change
+	var out []target.Change
 	for _, e := range evs {
 		if cs, ok := RescaleEvent(e); ok {
 			out = append(out, cs...)

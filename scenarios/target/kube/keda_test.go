@@ -1,7 +1,8 @@
-package target
+package kube
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,8 @@ import (
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // so is a ScaledObject named queriers scaling Deployment querier, with
@@ -51,7 +54,7 @@ func dynForward(run *dynfake.FakeDynamicClient) *dynfake.FakeDynamicClient {
 type kedaFixture struct {
 	run, admin, viewer          *fake.Clientset
 	runDyn, adminDyn, viewerDyn *dynfake.FakeDynamicClient
-	t                           Target
+	t                           target.Target
 }
 
 // newKEDAFixture: querier at 12 replicas (11 ready), the post's
@@ -82,11 +85,11 @@ func TestKEDAState(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		s    *unstructured.Unstructured
-		want State
+		want target.State
 	}{
-		{"the post's scaledobject", nil, State{At: t0, Count: 12, Ready: 11, Desired: 13, Min: 10, Max: 50, Metric: 4.5, HasMetric: true}},
-		{"keda's defaults: min 0, max 100", so(nil, nil, nil), State{At: t0, Count: 12, Ready: 11, Desired: 13, Min: 0, Max: 100, Metric: 4.5, HasMetric: true}},
-		{"hpa not made yet", so(nil, nil, map[string]any{"hpaName": "keda-hpa-custom"}), State{At: t0, Count: 12, Ready: 11, Desired: 12, Min: 0, Max: 100}},
+		{"the post's scaledobject", nil, target.State{At: t0, Count: 12, Ready: 11, Desired: 13, Min: 10, Max: 50, Metric: 4.5, HasMetric: true}},
+		{"keda's defaults: min 0, max 100", so(nil, nil, nil), target.State{At: t0, Count: 12, Ready: 11, Desired: 13, Min: 0, Max: 100, Metric: 4.5, HasMetric: true}},
+		{"hpa not made yet", so(nil, nil, map[string]any{"hpaName": "keda-hpa-custom"}), target.State{At: t0, Count: 12, Ready: 11, Desired: 12, Min: 0, Max: 100}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newKEDAFixture(t, c.s)
@@ -100,7 +103,7 @@ func TestKEDAState(t *testing.T) {
 		})
 	}
 	f := newKEDAFixture(t, nil)
-	if f.t.Kind() != KEDA || f.t.Name() != "scaledobject sp-1/queriers" {
+	if f.t.Kind() != target.KEDA || f.t.Name() != "scaledobject sp-1/queriers" {
 		t.Errorf("Kind, Name = %s, %q", f.t.Kind(), f.t.Name())
 	}
 	refuse(f.run, "get", "horizontalpodautoscalers", errNet)
@@ -112,22 +115,22 @@ func TestKEDAState(t *testing.T) {
 func TestKEDASetBounds(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		role     Role
+		role     target.Role
 		refuse   error
 		want     int
 		msg      string
 		err      bool
 		min, max int64
 	}{
-		{name: "admin", role: Admin, want: 200, min: 2, max: 20},
-		{name: "viewer forbidden", role: Viewer, refuse: forbidden(soGR, "queriers"), want: 403, msg: "forbidden", min: 10, max: 50},
-		{name: "admin invalid", role: Admin, refuse: invalid("ScaledObject", "queriers"), want: 422, msg: "Invalid", min: 10, max: 50},
-		{name: "no answer", role: Admin, refuse: errNet, err: true, min: 10, max: 50},
+		{name: "admin", role: target.Admin, want: 200, min: 2, max: 20},
+		{name: "viewer forbidden", role: target.Viewer, refuse: forbidden(soGR, "queriers"), want: 403, msg: "forbidden", min: 10, max: 50},
+		{name: "admin invalid", role: target.Admin, refuse: invalid("ScaledObject", "queriers"), want: 422, msg: "Invalid", min: 10, max: 50},
+		{name: "no answer", role: target.Admin, refuse: errNet, err: true, min: 10, max: 50},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newKEDAFixture(t, nil)
 			if c.refuse != nil {
-				d := map[Role]*dynfake.FakeDynamicClient{Admin: f.adminDyn, Viewer: f.viewerDyn}[c.role]
+				d := map[target.Role]*dynfake.FakeDynamicClient{target.Admin: f.adminDyn, target.Viewer: f.viewerDyn}[c.role]
 				d.PrependReactor("patch", "scaledobjects", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, c.refuse })
 			}
 			o, err := f.t.SetBounds(context.Background(), c.role, 2, 20)
@@ -151,10 +154,10 @@ func TestKEDASetBounds(t *testing.T) {
 func TestKEDASetCount(t *testing.T) {
 	f := newKEDAFixture(t, nil)
 	refuse(f.viewer, "update", "deployments", forbidden(depGR, "querier"))
-	if o, err := f.t.SetCount(context.Background(), Viewer, 20); err != nil || o.Status != 403 {
+	if o, err := f.t.SetCount(context.Background(), target.Viewer, 20); err != nil || o.Status != 403 {
 		t.Fatalf("viewer SetCount = %+v, %v; want 403", o, err)
 	}
-	if o, err := f.t.SetCount(context.Background(), Admin, 20); err != nil || o.Status != 200 {
+	if o, err := f.t.SetCount(context.Background(), target.Admin, 20); err != nil || o.Status != 200 {
 		t.Fatalf("admin SetCount = %+v, %v; want 200", o, err)
 	}
 	st, err := f.t.State(context.Background())
@@ -168,22 +171,22 @@ func TestKEDAEvent(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		e    corev1.Event
-		want []Change
+		want []target.Change
 		ok   bool
 	}{
 		{"activated", *event("a", "ScaledObject", "queriers", "KEDAScaleTargetActivated",
 			"Scaled apps/v1.Deployment sp-1/querier from 0 to 1, triggered by s0-prometheus", t0, t0, 1),
-			[]Change{{At: t0, From: 0, To: 1, Reason: "Scaled apps/v1.Deployment sp-1/querier from 0 to 1, triggered by s0-prometheus", Source: "event"}}, true},
+			[]target.Change{{At: t0, From: 0, To: 1, Reason: "Scaled apps/v1.Deployment sp-1/querier from 0 to 1, triggered by s0-prometheus", Source: "event"}}, true},
 		{"deactivated twice", *event("b", "ScaledObject", "queriers", "KEDAScaleTargetDeactivated",
 			"Deactivated apps/v1.Deployment sp-1/querier from 3 to 0", t0, t1, 2),
-			[]Change{{At: t0, From: 3, To: 0, Reason: "Deactivated apps/v1.Deployment sp-1/querier from 3 to 0", Source: "event"},
+			[]target.Change{{At: t0, From: 3, To: 0, Reason: "Deactivated apps/v1.Deployment sp-1/querier from 3 to 0", Source: "event"},
 				{At: t1, From: 3, To: 0, Reason: "Deactivated apps/v1.Deployment sp-1/querier from 3 to 0", Source: "event"}}, true},
 		{"scaler failed is no change", *event("c", "ScaledObject", "queriers", "KEDAScalerFailed", "error from 0 to 1", t0, t0, 1), nil, false},
 		{"unparsable", *event("d", "ScaledObject", "queriers", "KEDAScaleTargetActivated", "Scaled somehow", t0, t0, 1), nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := KEDAEvent(c.e)
-			if ok != c.ok || !equalChanges(got, c.want) {
+			if ok != c.ok || !slices.EqualFunc(got, c.want, target.Change.Equal) {
 				t.Errorf("KEDAEvent = %+v %v, want %+v %v", got, ok, c.want, c.ok)
 			}
 		})
@@ -265,46 +268,48 @@ func TestKEDAContracts(t *testing.T) {
 		name     string
 		spec     map[string]any
 		meta     map[string]any
-		bounds   map[Fact]time.Duration
-		applies  []Fact
-		notAppl  []Fact
-		contains map[Fact]string
+		bounds   map[target.Fact]time.Duration
+		applies  []target.Fact
+		notAppl  []target.Fact
+		contains map[target.Fact]string
 	}{
 		{name: "the post: min 10, max 50, 1800 s window, polling 30 s",
 			spec: map[string]any{"minReplicaCount": int64(10), "maxReplicaCount": int64(50), "pollingInterval": int64(30),
 				"advanced": map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": map[string]any{
 					"scaleDown": map[string]any{"stabilizationWindowSeconds": int64(1800)}}}}},
-			bounds: map[Fact]time.Duration{FactScalesUp: 15 * time.Second, FactLoweredMax: 20 * time.Second, FactCountSet: 31 * time.Minute,
-				FactNoEarlyScaleDown: 1800 * time.Second, FactBackToMin: 1815 * time.Second},
-			notAppl:  []Fact{FactTrailActor, FactOutageHolds},
-			contains: map[Fact]string{FactNoEarlyScaleDown: "1800 s, the ScaledObject's advanced.horizontalPodAutoscalerConfig", FactOutageHolds: "no fallback"}},
+			bounds: map[target.Fact]time.Duration{target.FactScalesUp: 15 * time.Second, target.FactLoweredMax: 20 * time.Second, target.FactCountSet: 31 * time.Minute,
+				target.FactNoEarlyScaleDown: 1800 * time.Second, target.FactBackToMin: 1815 * time.Second},
+			notAppl:  []target.Fact{target.FactTrailActor, target.FactOutageHolds},
+			contains: map[target.Fact]string{target.FactNoEarlyScaleDown: "1800 s, the ScaledObject's advanced.horizontalPodAutoscalerConfig", target.FactOutageHolds: "no fallback"}},
 		{name: "defaults: min 0, cooldown 300 s, polling 30 s",
-			bounds: map[Fact]time.Duration{FactScalesUp: 45 * time.Second, FactCountSet: 6 * time.Minute, FactTrail: 30 * time.Second,
-				FactNoEarlyScaleDown: 300 * time.Second, FactBackToMin: 330 * time.Second},
-			contains: map[Fact]string{FactScalesUp: "KEDA activates", FactBackToMin: "cooldownPeriod (300 s)"}},
+			bounds: map[target.Fact]time.Duration{target.FactScalesUp: 45 * time.Second, target.FactCountSet: 6 * time.Minute, target.FactTrail: 30 * time.Second,
+				target.FactNoEarlyScaleDown: 300 * time.Second, target.FactBackToMin: 330 * time.Second},
+			contains: map[target.Fact]string{target.FactScalesUp: "KEDA activates", target.FactBackToMin: "cooldownPeriod (300 s)"}},
 		{name: "min 0, short cooldown, cached metrics",
 			spec:   map[string]any{"cooldownPeriod": int64(60), "pollingInterval": int64(10), "triggers": []any{map[string]any{"type": "prometheus", "useCachedMetrics": true}}},
-			bounds: map[Fact]time.Duration{FactScalesUp: 35 * time.Second, FactNoEarlyScaleDown: 60 * time.Second, FactBackToMin: 70 * time.Second}},
+			bounds: map[target.Fact]time.Duration{target.FactScalesUp: 35 * time.Second, target.FactNoEarlyScaleDown: 60 * time.Second, target.FactBackToMin: 70 * time.Second}},
 		{name: "min 0 max 1: only keda's activation scales up", spec: map[string]any{"maxReplicaCount": int64(1)},
-			applies: []Fact{FactScalesUp}, bounds: map[Fact]time.Duration{FactScalesUp: 45 * time.Second}},
-		{name: "min equals max", spec: map[string]any{"minReplicaCount": int64(3), "maxReplicaCount": int64(3)}, notAppl: []Fact{FactScalesUp}},
+			applies: []target.Fact{target.FactScalesUp}, bounds: map[target.Fact]time.Duration{target.FactScalesUp: 45 * time.Second}},
+		{name: "min equals max", spec: map[string]any{"minReplicaCount": int64(3), "maxReplicaCount": int64(3)}, notAppl: []target.Fact{target.FactScalesUp}},
 		{name: "fallback static below max", spec: map[string]any{"minReplicaCount": int64(1), "maxReplicaCount": int64(10), "fallback": fallback("", 6)},
-			notAppl: []Fact{FactOutageHolds}, contains: map[Fact]string{FactOutageHolds: "behavior static, replicas 6"}},
+			notAppl: []target.Fact{target.FactOutageHolds}, contains: map[target.Fact]string{target.FactOutageHolds: "behavior static, replicas 6"}},
 		{name: "fallback static at max", spec: map[string]any{"minReplicaCount": int64(1), "maxReplicaCount": int64(10), "fallback": fallback("static", 10)},
-			applies: []Fact{FactOutageHolds}},
+			applies: []target.Fact{target.FactOutageHolds}},
 		{name: "fallback currentReplicas", spec: map[string]any{"minReplicaCount": int64(1), "fallback": fallback("currentReplicas", 2)},
-			applies: []Fact{FactOutageHolds}, contains: map[Fact]string{FactOutageHolds: "3 failures in a row"}},
+			applies: []target.Fact{target.FactOutageHolds}, contains: map[target.Fact]string{target.FactOutageHolds: "3 failures in a row"}},
 		{name: "fallback currentReplicasIfHigher", spec: map[string]any{"minReplicaCount": int64(1), "fallback": fallback("currentReplicasIfHigher", 2)},
-			applies: []Fact{FactOutageHolds}},
+			applies: []target.Fact{target.FactOutageHolds}},
 		{name: "fallback currentReplicasIfLower", spec: map[string]any{"minReplicaCount": int64(1), "fallback": fallback("currentReplicasIfLower", 2)},
-			notAppl: []Fact{FactOutageHolds}},
+			notAppl: []target.Fact{target.FactOutageHolds}},
 		{name: "paused", spec: map[string]any{"minReplicaCount": int64(1)}, meta: map[string]any{"annotations": map[string]any{"autoscaling.keda.sh/paused": "true"}},
-			notAppl: []Fact{FactScalesUp, FactCountSet, FactBackToMin}, applies: []Fact{FactViewerRefused, FactLoweredMax}},
+			notAppl: []target.Fact{target.FactScalesUp, target.FactCountSet, target.FactBackToMin}, applies: []target.Fact{target.FactViewerRefused, target.FactLoweredMax}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newKEDAFixture(t, so(c.spec, c.meta, nil))
 			k := f.t.Contracts()
-			checkContracts(t, k)
+			if err := k.Check(); err != nil {
+				t.Fatal(err)
+			}
 			for fa, b := range c.bounds {
 				if k[fa].Bound != b {
 					t.Errorf("%s: bound %s, want %s (%s)", fa, k[fa].Bound, b, k[fa].Text)

@@ -1,4 +1,4 @@
-package target
+package kube
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // HPAConfig names a Deployment scaled by the cluster's own
@@ -38,17 +40,17 @@ type HPAConfig struct {
 type hpaTarget struct {
 	kube
 	hpa       string
-	contracts Contracts
+	contracts target.Contracts
 }
 
-var _ Target = (*hpaTarget)(nil)
+var _ target.Target = (*hpaTarget)(nil)
 
 // NewHPA reads the HPA once with cfg.Run, checks that it scales
 // Deployment cfg.Deployment, and returns its Target, whose Contracts follow
 // that HPA's spec (minReplicas, maxReplicas, behavior) as read then. It is
 // an error when a client or name is missing, the HPA cannot be read, or it
 // scales something else.
-func NewHPA(ctx context.Context, cfg HPAConfig) (Target, error) {
+func NewHPA(ctx context.Context, cfg HPAConfig) (target.Target, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -101,55 +103,55 @@ func hpaParamsOf(h *autoscalingv2.HorizontalPodAutoscaler, sync, downDefault tim
 	return hpaParams{sync: sync, min: r.min, max: r.max, b: behaviorOf(h.Spec.Behavior, downDefault), where: where}
 }
 
-func (t *hpaTarget) Kind() Kind           { return HPA }
-func (t *hpaTarget) Name() string         { return "hpa " + t.ns + "/" + t.hpa }
-func (t *hpaTarget) Contracts() Contracts { return t.contracts }
+func (t *hpaTarget) Kind() target.Kind           { return target.HPA }
+func (t *hpaTarget) Name() string                { return "hpa " + t.ns + "/" + t.hpa }
+func (t *hpaTarget) Contracts() target.Contracts { return t.contracts }
 
 // State reads the Deployment (spec.replicas, status.readyReplicas) and the
 // HPA (status.desiredReplicas, spec.minReplicas (1 when unset) and
 // maxReplicas, status.currentMetrics) with the run's client.
-func (t *hpaTarget) State(ctx context.Context) (State, error) {
+func (t *hpaTarget) State(ctx context.Context) (target.State, error) {
 	at := t.now()
 	count, ready, err := t.deploymentState(ctx)
 	if err != nil {
-		return State{}, err
+		return target.State{}, err
 	}
 	h, err := t.run.AutoscalingV2().HorizontalPodAutoscalers(t.ns).Get(ctx, t.hpa, metav1.GetOptions{})
 	if err != nil {
-		return State{}, fmt.Errorf("read hpa %s/%s: %w", t.ns, t.hpa, err)
+		return target.State{}, fmt.Errorf("read hpa %s/%s: %w", t.ns, t.hpa, err)
 	}
 	r := readHPA(h)
-	return State{At: at, Count: count, Ready: ready, Desired: r.desired, Min: r.min, Max: r.max,
+	return target.State{At: at, Count: count, Ready: ready, Desired: r.desired, Min: r.min, Max: r.max,
 		Metric: r.metric, HasMetric: r.hasMetric, MetricTarget: r.metricTarget}, nil
 }
 
 // SetBounds merge-patches the HPA's spec.minReplicas and maxReplicas in
 // role's name; the API server's refusal (403, 422 ...) is the Outcome.
-func (t *hpaTarget) SetBounds(ctx context.Context, role Role, min, max int) (Outcome, error) {
+func (t *hpaTarget) SetBounds(ctx context.Context, role target.Role, min, max int) (target.Outcome, error) {
 	c, err := t.client(role)
 	if err != nil {
-		return Outcome{}, err
+		return target.Outcome{}, err
 	}
 	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"minReplicas": min, "maxReplicas": max}})
 	if err != nil {
-		return Outcome{}, err
+		return target.Outcome{}, err
 	}
 	_, err = c.AutoscalingV2().HorizontalPodAutoscalers(t.ns).Patch(ctx, t.hpa, types.MergePatchType, patch, metav1.PatchOptions{})
 	return outcome(err, fmt.Sprintf("patch hpa %s/%s bounds to %d..%d", t.ns, t.hpa, min, max))
 }
 
 // SetCount updates the Deployment's scale subresource in role's name.
-func (t *hpaTarget) SetCount(ctx context.Context, role Role, count int) (Outcome, error) {
+func (t *hpaTarget) SetCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
 	return t.setCount(ctx, role, count)
 }
 
 // Trail reads the HPA's SuccessfulRescale Events (RescaleEvent) with the
 // run's client, at or after since, oldest first. Other Events of the HPA
 // and messages that do not parse are left out.
-func (t *hpaTarget) Trail(ctx context.Context, since time.Time) ([]Change, error) {
+func (t *hpaTarget) Trail(ctx context.Context, since time.Time) ([]target.Change, error) {
 	cs, err := hpaTrail(ctx, t.run, t.ns, t.hpa)
 	if err != nil {
 		return nil, err
 	}
-	return sinceSorted(cs, since), nil
+	return target.SinceSorted(cs, since), nil
 }

@@ -1,4 +1,4 @@
-package target
+package kube
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // apiServer answers the two GETs FromRef's constructors make (the HPA
@@ -76,11 +77,11 @@ func TestFromRef(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		ref  *platform.TargetRef
-		kind Kind // the Target's, when no error
+		kind target.Kind // the Target's, when no error
 		err  string
 	}{
-		{"hpa", ref("hpa", nil), HPA, ""},
-		{"keda", ref("keda", nil), KEDA, ""},
+		{"hpa", ref("hpa", nil), target.HPA, ""},
+		{"keda", ref("keda", nil), target.KEDA, ""},
 		{"nil ref", nil, "", "no target ref"},
 		{"unknown kind", ref("vpa", nil), "", `target "vpa": want one of console, hpa, keda`},
 		{"console", ref("console", nil), "", "NewConsole"},
@@ -103,7 +104,9 @@ func TestFromRef(t *testing.T) {
 			if tg.Kind() != c.kind {
 				t.Errorf("Kind = %s, want %s", tg.Kind(), c.kind)
 			}
-			checkContracts(t, tg.Contracts())
+			if err := tg.Contracts().Check(); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

@@ -1,7 +1,8 @@
-package target
+package kube
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,13 +14,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // hpaFixture is an HPA target over fakes: worker at 3 replicas (2 ready),
 // HPA worker min 2 max 10 desired 4 at 73 % CPU.
 type hpaFixture struct {
 	run, admin, viewer *fake.Clientset
-	t                  Target
+	t                  target.Target
 }
 
 func newHPAFixture(t *testing.T, objs ...runtime.Object) hpaFixture {
@@ -57,11 +60,11 @@ func TestHPAState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := State{At: t0, Count: 3, Ready: 2, Desired: 4, Min: 2, Max: 10, Metric: 73, HasMetric: true}
+	want := target.State{At: t0, Count: 3, Ready: 2, Desired: 4, Min: 2, Max: 10, Metric: 73, HasMetric: true}
 	if got != want {
 		t.Fatalf("State = %+v, want %+v", got, want)
 	}
-	if f.t.Kind() != HPA || f.t.Name() != "hpa sp-1/worker" {
+	if f.t.Kind() != target.HPA || f.t.Name() != "hpa sp-1/worker" {
 		t.Errorf("Kind, Name = %s, %q", f.t.Kind(), f.t.Name())
 	}
 }
@@ -96,23 +99,23 @@ func TestCurrentMetric(t *testing.T) {
 func TestHPASetBounds(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		role     Role
+		role     target.Role
 		refuse   error // the role's API answer
 		want     int
 		msg      string
 		err      bool
 		min, max int32 // the HPA after
 	}{
-		{name: "admin", role: Admin, want: 200, min: 3, max: 5},
-		{name: "viewer forbidden", role: Viewer, refuse: forbidden(hpaGR, "worker"), want: 403, msg: "forbidden", min: 2, max: 10},
-		{name: "admin invalid", role: Admin, refuse: invalid("HorizontalPodAutoscaler", "worker"), want: 422, msg: "must be greater than or equal to minReplicas", min: 2, max: 10},
-		{name: "no answer", role: Admin, refuse: errNet, err: true, min: 2, max: 10},
+		{name: "admin", role: target.Admin, want: 200, min: 3, max: 5},
+		{name: "viewer forbidden", role: target.Viewer, refuse: forbidden(hpaGR, "worker"), want: 403, msg: "forbidden", min: 2, max: 10},
+		{name: "admin invalid", role: target.Admin, refuse: invalid("HorizontalPodAutoscaler", "worker"), want: 422, msg: "must be greater than or equal to minReplicas", min: 2, max: 10},
+		{name: "no answer", role: target.Admin, refuse: errNet, err: true, min: 2, max: 10},
 		{name: "unknown role", role: "mcp_user", err: true, min: 2, max: 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newHPAFixture(t)
 			if c.refuse != nil {
-				cs := map[Role]*fake.Clientset{Admin: f.admin, Viewer: f.viewer}[c.role]
+				cs := map[target.Role]*fake.Clientset{target.Admin: f.admin, target.Viewer: f.viewer}[c.role]
 				refuse(cs, "patch", "horizontalpodautoscalers", c.refuse)
 			}
 			o, err := f.t.SetBounds(context.Background(), c.role, 3, 5)
@@ -136,20 +139,20 @@ func TestHPASetBounds(t *testing.T) {
 func TestHPASetCount(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		role   Role
+		role   target.Role
 		refuse error
 		want   int
 		err    bool
 		count  int
 	}{
-		{name: "admin", role: Admin, want: 200, count: 7},
-		{name: "viewer forbidden", role: Viewer, refuse: forbidden(depGR, "worker"), want: 403, count: 3},
-		{name: "no answer", role: Admin, refuse: errNet, err: true, count: 3},
+		{name: "admin", role: target.Admin, want: 200, count: 7},
+		{name: "viewer forbidden", role: target.Viewer, refuse: forbidden(depGR, "worker"), want: 403, count: 3},
+		{name: "no answer", role: target.Admin, refuse: errNet, err: true, count: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newHPAFixture(t)
 			if c.refuse != nil {
-				cs := map[Role]*fake.Clientset{Admin: f.admin, Viewer: f.viewer}[c.role]
+				cs := map[target.Role]*fake.Clientset{target.Admin: f.admin, target.Viewer: f.viewer}[c.role]
 				refuse(cs, "update", "deployments", c.refuse)
 			}
 			o, err := f.t.SetCount(context.Background(), c.role, 7)
@@ -175,46 +178,34 @@ func TestRescaleEvent(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		e    corev1.Event
-		want []Change
+		want []target.Change
 		ok   bool
 	}{
 		{"one rescale", *event("a", "HorizontalPodAutoscaler", "worker", "SuccessfulRescale",
 			"New size: 4; reason: cpu resource utilization (percentage of request) above target", t0, t0, 1),
-			[]Change{{At: t0, From: -1, To: 4, Reason: "cpu resource utilization (percentage of request) above target", Source: "event"}}, true},
+			[]target.Change{{At: t0, From: -1, To: 4, Reason: "cpu resource utilization (percentage of request) above target", Source: "event"}}, true},
 		{"combined from similar events", *event("b", "HorizontalPodAutoscaler", "worker", "SuccessfulRescale",
 			"(combined from similar events): New size: 10; reason: Current number of replicas above Spec.MaxReplicas", t0, t0, 1),
-			[]Change{{At: t0, From: -1, To: 10, Reason: "Current number of replicas above Spec.MaxReplicas", Source: "event"}}, true},
+			[]target.Change{{At: t0, From: -1, To: 10, Reason: "Current number of replicas above Spec.MaxReplicas", Source: "event"}}, true},
 		{"no reason", *event("c", "HorizontalPodAutoscaler", "worker", "SuccessfulRescale", "New size: 1", t0, t0, 1),
-			[]Change{{At: t0, From: -1, To: 1, Source: "event"}}, true},
+			[]target.Change{{At: t0, From: -1, To: 1, Source: "event"}}, true},
 		{"count 3: first and last", *event("d", "HorizontalPodAutoscaler", "worker", "SuccessfulRescale",
 			"New size: 3; reason: All metrics below target", t0, t1, 3),
-			[]Change{{At: t0, From: -1, To: 3, Reason: "All metrics below target", Source: "event"},
+			[]target.Change{{At: t0, From: -1, To: 3, Reason: "All metrics below target", Source: "event"},
 				{At: t1, From: -1, To: 3, Reason: "All metrics below target", Source: "event"}}, true},
 		{"events.k8s.io series", series,
-			[]Change{{At: t0, From: -1, To: 2, Reason: "All metrics below target", Source: "event"},
+			[]target.Change{{At: t0, From: -1, To: 2, Reason: "All metrics below target", Source: "event"},
 				{At: t1, From: -1, To: 2, Reason: "All metrics below target", Source: "event"}}, true},
 		{"failed rescale is no change", *event("e", "HorizontalPodAutoscaler", "worker", "FailedRescale", "New size: 4; reason: ...", t0, t0, 1), nil, false},
 		{"unparsable", *event("f", "HorizontalPodAutoscaler", "worker", "SuccessfulRescale", "New size: many", t0, t0, 1), nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got, ok := RescaleEvent(c.e)
-			if ok != c.ok || !equalChanges(got, c.want) {
+			if ok != c.ok || !slices.EqualFunc(got, c.want, target.Change.Equal) {
 				t.Errorf("RescaleEvent = %+v %v, want %+v %v", got, ok, c.want, c.ok)
 			}
 		})
 	}
-}
-
-func equalChanges(a, b []Change) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].At.Equal(b[i].At) || a[i].From != b[i].From || a[i].To != b[i].To || a[i].Reason != b[i].Reason || a[i].Actor != b[i].Actor || a[i].Source != b[i].Source {
-			return false
-		}
-	}
-	return true
 }
 
 func TestHPATrail(t *testing.T) {
@@ -231,9 +222,9 @@ func TestHPATrail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Change{{At: at(1), From: -1, To: 4, Reason: "cpu above target", Source: "event"},
+	want := []target.Change{{At: at(1), From: -1, To: 4, Reason: "cpu above target", Source: "event"},
 		{At: at(9), From: -1, To: 2, Reason: "All metrics below target", Source: "event"}}
-	if !equalChanges(got, want) {
+	if !slices.EqualFunc(got, want, target.Change.Equal) {
 		t.Fatalf("Trail = %+v, want %+v", got, want)
 	}
 	refuse(f.run, "list", "events", errNet)
@@ -273,33 +264,33 @@ func TestHPAContracts(t *testing.T) {
 		name     string
 		h        *autoscalingv2.HorizontalPodAutoscaler
 		cfg      HPAConfig
-		bounds   map[Fact]time.Duration
-		notAppl  []Fact
-		contains map[Fact]string
+		bounds   map[target.Fact]time.Duration
+		notAppl  []target.Fact
+		contains map[target.Fact]string
 	}{
 		{name: "defaults", h: hpaObject("worker", "worker", ptr(int32(2)), 10, 2, nil),
-			bounds: map[Fact]time.Duration{FactScalesUp: 15 * time.Second, FactLoweredMax: 15 * time.Second, FactCountSet: 6 * time.Minute,
-				FactNoEarlyScaleDown: 300 * time.Second, FactBackToMin: 315 * time.Second},
-			notAppl:  []Fact{FactTrailActor, FactOutageHolds},
-			contains: map[Fact]string{FactCountSet: "brought back to its recommendation like any scale-down", FactNoEarlyScaleDown: "300 s, the default"}},
+			bounds: map[target.Fact]time.Duration{target.FactScalesUp: 15 * time.Second, target.FactLoweredMax: 15 * time.Second, target.FactCountSet: 6 * time.Minute,
+				target.FactNoEarlyScaleDown: 300 * time.Second, target.FactBackToMin: 315 * time.Second},
+			notAppl:  []target.Fact{target.FactTrailActor, target.FactOutageHolds},
+			contains: map[target.Fact]string{target.FactCountSet: "brought back to its recommendation like any scale-down", target.FactNoEarlyScaleDown: "300 s, the default"}},
 		{name: "controller flags", h: hpaObject("worker", "worker", nil, 4, 1, nil),
 			cfg:    HPAConfig{SyncPeriod: 30 * time.Second, DownscaleStabilization: 120 * time.Second},
-			bounds: map[Fact]time.Duration{FactScalesUp: 30 * time.Second, FactLoweredMax: 30 * time.Second, FactNoEarlyScaleDown: 120 * time.Second, FactBackToMin: 150 * time.Second}},
+			bounds: map[target.Fact]time.Duration{target.FactScalesUp: 30 * time.Second, target.FactLoweredMax: 30 * time.Second, target.FactNoEarlyScaleDown: 120 * time.Second, target.FactBackToMin: 150 * time.Second}},
 		{name: "one pod a minute down, 60 s window", h: hpaObject("worker", "worker", ptr(int32(2)), 10, 2, down(autoscalingv2.HPAScalingRules{
 			StabilizationWindowSeconds: ptr(int32(60)),
 			Policies:                   []autoscalingv2.HPAScalingPolicy{{Type: autoscalingv2.PodsScalingPolicy, Value: 1, PeriodSeconds: 60}}})),
 			// 8 steps of 1 pod, 60 s apart: the last at 420 s.
-			bounds:   map[Fact]time.Duration{FactNoEarlyScaleDown: 60 * time.Second, FactBackToMin: (60 + 15 + 420) * time.Second},
-			contains: map[Fact]string{FactNoEarlyScaleDown: "60 s, the HPA's behavior.scaleDown.stabilizationWindowSeconds"}},
+			bounds:   map[target.Fact]time.Duration{target.FactNoEarlyScaleDown: 60 * time.Second, target.FactBackToMin: (60 + 15 + 420) * time.Second},
+			contains: map[target.Fact]string{target.FactNoEarlyScaleDown: "60 s, the HPA's behavior.scaleDown.stabilizationWindowSeconds"}},
 		{name: "the post's 1800 s window", h: hpaObject("worker", "worker", ptr(int32(10)), 50, 10, down(autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr(int32(1800))})),
-			bounds: map[Fact]time.Duration{FactNoEarlyScaleDown: 1800 * time.Second, FactBackToMin: 1815 * time.Second}},
+			bounds: map[target.Fact]time.Duration{target.FactNoEarlyScaleDown: 1800 * time.Second, target.FactBackToMin: 1815 * time.Second}},
 		{name: "scale-down disabled", h: hpaObject("worker", "worker", ptr(int32(2)), 10, 2, down(autoscalingv2.HPAScalingRules{SelectPolicy: &disabled})),
-			notAppl: []Fact{FactBackToMin}, contains: map[Fact]string{FactNoEarlyScaleDown: "never scales down"}},
+			notAppl: []target.Fact{target.FactBackToMin}, contains: map[target.Fact]string{target.FactNoEarlyScaleDown: "never scales down"}},
 		{name: "scale-up window and disabled up", h: hpaObject("worker", "worker", ptr(int32(2)), 10, 2, &autoscalingv2.HorizontalPodAutoscalerBehavior{
 			ScaleUp: &autoscalingv2.HPAScalingRules{SelectPolicy: &disabled}}),
-			notAppl: []Fact{FactScalesUp}},
+			notAppl: []target.Fact{target.FactScalesUp}},
 		{name: "min equals max", h: hpaObject("worker", "worker", ptr(int32(3)), 3, 3, nil),
-			notAppl: []Fact{FactScalesUp}, bounds: map[Fact]time.Duration{FactBackToMin: 315 * time.Second}},
+			notAppl: []target.Fact{target.FactScalesUp}, bounds: map[target.Fact]time.Duration{target.FactBackToMin: 315 * time.Second}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cs := fake.NewClientset(c.h)
@@ -310,7 +301,9 @@ func TestHPAContracts(t *testing.T) {
 				t.Fatal(err)
 			}
 			k := tg.Contracts()
-			checkContracts(t, k)
+			if err := k.Check(); err != nil {
+				t.Fatal(err)
+			}
 			for f, b := range c.bounds {
 				if k[f].Bound != b {
 					t.Errorf("%s: bound %s, want %s (%s)", f, k[f].Bound, b, k[f].Text)
@@ -338,7 +331,7 @@ func TestHPAScaleUpWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := tg.Contracts()[FactScalesUp]
+	k := tg.Contracts()[target.FactScalesUp]
 	if k.Bound != 75*time.Second || !strings.Contains(k.Text, "tolerance (0.05)") {
 		t.Errorf("scales up: %s, %q", k.Bound, k.Text)
 	}

@@ -1,4 +1,4 @@
-package target
+package kube
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // clients are one kubeconfig's typed and dynamic clients.
@@ -47,15 +48,15 @@ func clientsFrom(role, path string) (clients, error) {
 // set), with the default sync period and windows. It is an error, naming
 // what, when ref is nil, a kubeconfig is missing or unreadable, or the kind
 // is unknown ("console" is not built from a ref: use NewConsole).
-func FromRef(ctx context.Context, ref *platform.TargetRef) (Target, error) {
+func FromRef(ctx context.Context, ref *platform.TargetRef) (target.Target, error) {
 	if ref == nil {
 		return nil, errors.New("target: no target ref")
 	}
-	k, err := ParseKind(ref.Kind)
+	k, err := target.ParseKind(ref.Kind)
 	if err != nil {
 		return nil, err
 	}
-	if k == Console {
+	if k == target.Console {
 		return nil, errors.New("target console: built with NewConsole from the console's URL and keys, not from a target ref")
 	}
 	var cs [3]clients
@@ -69,7 +70,7 @@ func FromRef(ctx context.Context, ref *platform.TargetRef) (Target, error) {
 		return nil, fmt.Errorf("target %s: %w", k, err)
 	}
 	run, admin, viewer := cs[0], cs[1], cs[2]
-	if k == HPA {
+	if k == target.HPA {
 		return NewHPA(ctx, HPAConfig{Run: run.typed, Admin: admin.typed, Viewer: viewer.typed,
 			Namespace: ref.Namespace, Deployment: ref.Deployment, HPA: ref.HPA})
 	}

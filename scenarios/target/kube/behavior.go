@@ -1,12 +1,13 @@
-package target
+package kube
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // The HPA's scaling behavior as the controller runs it, for the contracts'
@@ -168,11 +169,6 @@ type hpaParams struct {
 	where string
 }
 
-// secs writes a duration as the project's reports do: "15 s", "1.5 s".
-func secs(d time.Duration) string {
-	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s"
-}
-
 func policiesText(r rules) string {
 	var ps []string
 	for _, p := range r.policies {
@@ -187,44 +183,44 @@ func policiesText(r rules) string {
 
 func (p hpaParams) windowText(r rules, field string) string {
 	if r.windowSet {
-		return fmt.Sprintf("%s, %s %s", secs(r.window), p.where, field)
+		return fmt.Sprintf("%s, %s %s", target.Secs(r.window), p.where, field)
 	}
-	return secs(r.window) + ", the default"
+	return target.Secs(r.window) + ", the default"
 }
 
 // hpaContracts are the contracts of the cluster's HPA controller with p's
 // settings; keda.go adjusts some for KEDA's own loop.
-func hpaContracts(p hpaParams) Contracts {
-	c := Contracts{}
-	sync := secs(p.sync)
+func hpaContracts(p hpaParams) target.Contracts {
+	c := target.Contracts{}
+	sync := target.Secs(p.sync)
 	syncSrc := hpaDoc + `, "How does a HorizontalPodAutoscaler work?" (kube-controller-manager --horizontal-pod-autoscaler-sync-period)`
 
 	switch {
 	case p.b.up.disabled():
-		c[FactScalesUp] = Contract{NotApplicable: "behavior.scaleUp.selectPolicy is Disabled: this HPA never scales up"}
+		c[target.FactScalesUp] = target.Contract{NotApplicable: "behavior.scaleUp.selectPolicy is Disabled: this HPA never scales up"}
 	case p.max <= p.min:
-		c[FactScalesUp] = Contract{NotApplicable: fmt.Sprintf("maxReplicas %d is not above minReplicas %d: the count cannot rise", p.max, p.min)}
+		c[target.FactScalesUp] = target.Contract{NotApplicable: fmt.Sprintf("maxReplicas %d is not above minReplicas %d: the count cannot rise", p.max, p.min)}
 	default:
-		c[FactScalesUp] = Contract{Applies: true, Bound: p.sync + p.b.up.window,
+		c[target.FactScalesUp] = target.Contract{Applies: true, Bound: p.sync + p.b.up.window,
 			Text: fmt.Sprintf("a metric above its target by more than the tolerance (%g) raises the count at the next sync (every %s) once the scale-up stabilization window (%s) has held it, at most %s; counted from the first metric reading above the target (the metric pipeline's own delay is not the HPA's)",
 				p.b.up.tolerance, sync, p.windowText(p.b.up, "behavior.scaleUp.stabilizationWindowSeconds"), policiesText(p.b.up)),
 			Source: hpaDoc + `, "Algorithm details", "Stabilization window", "Default Behavior"`}
 	}
-	c[FactWithinBounds] = Contract{Applies: true, Bound: p.sync,
+	c[target.FactWithinBounds] = target.Contract{Applies: true, Bound: p.sync,
 		Text: fmt.Sprintf("desiredReplicas stays within minReplicas (%d) and maxReplicas (%d); a count outside them (set by hand, or above a lowered max) is brought within at the next sync (%s)",
 			p.min, p.max, sync),
 		Source: "Kubernetes API, HorizontalPodAutoscalerSpec (minReplicas, maxReplicas); " + syncSrc}
-	c[FactLoweredMax] = Contract{Applies: true, Bound: p.sync,
+	c[target.FactLoweredMax] = target.Contract{Applies: true, Bound: p.sync,
 		Text:   fmt.Sprintf("a maxReplicas lowered below the count applies at the next sync (%s): the controller sets the count to maxReplicas at once, with no stabilization window or rate policy (\"Current number of replicas above Spec.MaxReplicas\")", sync),
 		Source: syncSrc + "; the HPA controller, pkg/controller/podautoscaler (reconcileAutoscaler)"}
-	c[FactViewerRefused] = Contract{Applies: true,
+	c[target.FactViewerRefused] = target.Contract{Applies: true,
 		Text:   "the viewer's Role grants only get, list and watch: the API server answers its patch of the HPA and its update of deployments/scale with 403 Forbidden, and nothing changes",
 		Source: rbacDoc}
-	c[FactAdminAllowed] = Contract{Applies: true,
+	c[target.FactAdminAllowed] = target.Contract{Applies: true,
 		Text:   "the admin's Role grants patch on horizontalpodautoscalers: the API server accepts its minReplicas and maxReplicas (422 Invalid for maxReplicas below minReplicas, or minReplicas below 1)",
 		Source: rbacDoc + "; Kubernetes API, HorizontalPodAutoscalerSpec"}
 	if p.b.down.disabled() {
-		c[FactCountSet] = Contract{Applies: true,
+		c[target.FactCountSet] = target.Contract{Applies: true,
 			Text:   "behavior.scaleDown.selectPolicy is Disabled: a count raised by hand above the recommendation is kept (the HPA never scales down)",
 			Source: hpaDoc + `, "Configurable scaling behavior"`}
 	} else {
@@ -233,36 +229,36 @@ func hpaContracts(p hpaParams) Contracts {
 		// pods count as at their target on a scale-down until they have a
 		// metric (missing metrics; the initial readiness delay), and the
 		// stabilization window then holds the highest recommendation it saw.
-		c[FactCountSet] = Contract{Applies: true, Bound: p.b.down.window + 2*p.sync + initialReadinessDelay,
+		c[target.FactCountSet] = target.Contract{Applies: true, Bound: p.b.down.window + 2*p.sync + initialReadinessDelay,
 			Text: fmt.Sprintf("the HPA owns the count: a count raised by hand is brought back to its recommendation like any scale-down, once the new pods have a metric (until then they count as at the target; initial readiness delay %s) and the scale-down stabilization window (%s) has held the lower recommendation, at a sync (every %s); a count of 0 turns the HPA off instead (ScalingActive False)",
-				secs(initialReadinessDelay), dwText(p), sync),
+				target.Secs(initialReadinessDelay), dwText(p), sync),
 			Source: hpaDoc + `, "Algorithm details" (missing metrics, not-yet-ready pods), "Stabilization window", "Migrating Deployments and StatefulSets to horizontal autoscaling"; kube-controller-manager --horizontal-pod-autoscaler-initial-readiness-delay; ` + syncSrc}
 	}
-	c[FactTrail] = Contract{Applies: true, Bound: p.sync,
+	c[target.FactTrail] = target.Contract{Applies: true, Bound: p.sync,
 		Text:   "every rescale the HPA makes is a SuccessfulRescale Event on the HPA (\"New size: N; reason: ...\": the new size, not the old), recorded in the sync that makes it; repeats to the same size fold into one Event (its count, first and last time); a count set by hand is no Event of the HPA; Events expire after the API server's --event-ttl (1 h)",
 		Source: eventsDoc + "; the HPA controller, pkg/controller/podautoscaler"}
-	c[FactTrailActor] = Contract{NotApplicable: "an HPA Event names its controller (source horizontal-pod-autoscaler), never who patched the HPA or the scale: that is only in the API server's audit log, when one is enabled"}
+	c[target.FactTrailActor] = target.Contract{NotApplicable: "an HPA Event names its controller (source horizontal-pod-autoscaler), never who patched the HPA or the scale: that is only in the API server's audit log, when one is enabled"}
 
 	dw := p.windowText(p.b.down, "behavior.scaleDown.stabilizationWindowSeconds")
 	winSrc := hpaDoc + `, "Stabilization window", "Default Behavior"; kube-controller-manager --horizontal-pod-autoscaler-downscale-stabilization`
 	if p.b.down.disabled() {
-		c[FactNoEarlyScaleDown] = Contract{Applies: true, Bound: p.b.down.window,
+		c[target.FactNoEarlyScaleDown] = target.Contract{Applies: true, Bound: p.b.down.window,
 			Text:   "behavior.scaleDown.selectPolicy is Disabled: this HPA never scales down",
 			Source: hpaDoc + `, "Configurable scaling behavior"`}
-		c[FactBackToMin] = Contract{NotApplicable: "behavior.scaleDown.selectPolicy is Disabled: this HPA never scales down"}
+		c[target.FactBackToMin] = target.Contract{NotApplicable: "behavior.scaleDown.selectPolicy is Disabled: this HPA never scales down"}
 	} else {
-		c[FactNoEarlyScaleDown] = Contract{Applies: true, Bound: p.b.down.window,
+		c[target.FactNoEarlyScaleDown] = target.Contract{Applies: true, Bound: p.b.down.window,
 			Text:   fmt.Sprintf("no scale-down before the stabilization window (%s) has held the lower recommendation: the HPA takes the highest recommendation within the window", dw),
 			Source: winSrc}
 		if d, ok := drainTime(p.max, p.min, p.b.down, p.sync); ok {
-			c[FactBackToMin] = Contract{Applies: true, Bound: p.b.down.window + p.sync + d,
+			c[target.FactBackToMin] = target.Contract{Applies: true, Bound: p.b.down.window + p.sync + d,
 				Text: fmt.Sprintf("after the load the count returns to minReplicas (%d) within the stabilization window (%s), one sync (%s) and %s for the scale-down policies (%s) to take it down from maxReplicas (%d); counted from when the metric falls under the target (a run counts from the load's end and allows one metric resolution and one sync for that)",
-					p.min, dw, sync, secs(d), policiesText(p.b.down), p.max),
+					p.min, dw, sync, target.Secs(d), policiesText(p.b.down), p.max),
 				Source: winSrc + `; "Scaling policies"`}
 		} else {
-			c[FactBackToMin] = Contract{NotApplicable: fmt.Sprintf("the scale-down policies (%s) never bring maxReplicas %d down to minReplicas %d", policiesText(p.b.down), p.max, p.min)}
+			c[target.FactBackToMin] = target.Contract{NotApplicable: fmt.Sprintf("the scale-down policies (%s) never bring maxReplicas %d down to minReplicas %d", policiesText(p.b.down), p.max, p.min)}
 		}
 	}
-	c[FactOutageHolds] = Contract{NotApplicable: "the HPA makes no such promise: pods whose metrics are missing are assumed at 100 % of the target on a scale-down, but a frozen pod that still reports a low CPU reading counts as low, and the HPA scales in"}
+	c[target.FactOutageHolds] = target.Contract{NotApplicable: "the HPA makes no such promise: pods whose metrics are missing are assumed at 100 % of the target on a scale-down, but a frozen pod that still reports a low CPU reading counts as low, and the HPA scales in"}
 	return c
 }
