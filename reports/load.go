@@ -53,19 +53,3 @@ func (res *Results) LoadModel() string {
 	}
 	return ModelClosed
 }
-
-// latencyCaption is the latency chart's caption for a load model.
-func latencyCaption(model string) string {
-	if model == ModelOpen {
-		return "Per second, from each call's scheduled start (open model: a stalled target shows here)."
-	}
-	return "Per second, from each call's intended start, closed-loop: a VU waits for each answer, so a stalled target delays calls instead of showing here (not corrected for coordinated omission)."
-}
-
-// latencyNote says in a line how a run's latencies were measured.
-func latencyNote(model string) string {
-	if model == ModelOpen {
-		return "open model, from each call's scheduled start"
-	}
-	return "closed-loop, from each call's intended start; a stalled target delays calls rather than showing (not corrected for coordinated omission)"
-}

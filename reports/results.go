@@ -1,7 +1,8 @@
-// Package reports writes and reads scaleproof results files and renders them:
-// the Ramen 0.7.5 published table (text, Markdown), full reports (Markdown,
-// self-contained HTML with charts, JSON, JUnit XML), the published rows with
-// ratios, and baseline comparisons with tolerances (the release sign-off).
+// Package reports is the results format: it writes and reads scaleproof
+// results files and derives what every renderer shares from them (the
+// table row, the timeline, the load and scale summaries). The renderers
+// (text, Markdown, HTML with charts, JUnit XML, baseline comparison) are in
+// reports/render.
 //
 // A results file is JSON Lines, written as the run goes (one record a line,
 // flushed and fsynced per record), so a run killed at any moment leaves a
@@ -24,8 +25,8 @@
 // Readers skip kinds they do not know, so adding a kind or a field keeps v1;
 // only a change of meaning or a removal bumps the version.
 //
-// Must not import scenarios/ or autoscaler/ (renderers depend on the file
-// format only).
+// Imports nothing of the module (the format stands alone; writers and
+// renderers depend on it, never the reverse).
 package reports
 
 import (

@@ -170,42 +170,13 @@ func (res *Results) ExitCode() int {
 	return res.End.ExitCode
 }
 
-// settingInt reads an integer setting of the run ("max_inflight"); ok is
+// SettingInt reads an integer setting of the run ("max_inflight"); ok is
 // false when the run has none or it is not an integer.
-func (res *Results) settingInt(name string) (int, bool) {
+func (res *Results) SettingInt(name string) (int, bool) {
 	s, ok := res.Meta.Settings[name]
 	if !ok {
 		return 0, false
 	}
 	n, err := strconv.Atoi(s)
 	return n, err == nil
-}
-
-// factTable is the facts of a verdict as a table: Result, Fact, Detail, with
-// a Contract column after Fact when any fact carries a contract or is not
-// applicable (a not-applicable fact's Detail is its reason). Without either
-// the table is what it always was.
-func factTable(facts []Fact) (header []string, rows [][]string) {
-	withContract := false
-	for _, f := range facts {
-		if f.Contract != "" || f.NotApplicable != "" {
-			withContract = true
-		}
-	}
-	header = []string{"Result", "Fact", "Detail"}
-	if withContract {
-		header = []string{"Result", "Fact", "Contract", "Detail"}
-	}
-	for _, f := range facts {
-		detail := f.Detail
-		if f.NotApplicable != "" {
-			detail = "not applicable: " + f.NotApplicable
-		}
-		row := []string{f.Result(), f.Name, detail}
-		if withContract {
-			row = []string{f.Result(), f.Name, f.Contract, detail}
-		}
-		rows = append(rows, row)
-	}
-	return header, rows
 }

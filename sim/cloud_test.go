@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
 
@@ -149,7 +150,7 @@ func TestPublishedCloud(t *testing.T) {
 		t.Skip("published-profile runs")
 	}
 	pub := map[string]reports.Row{}
-	for _, r := range reports.Published() {
+	for _, r := range render.Published() {
 		pub[strings.ToLower(r.Platform)] = r
 	}
 	upFromRun := func(rep *Report) (up, back float64) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 )
@@ -79,7 +80,7 @@ func TestFiveQuick(t *testing.T) {
 			res.Incomplete, res.Meta.Platform, len(res.Verdicts), res.Summary != nil, len(res.Seconds), len(res.Events))
 	}
 	var html bytes.Buffer
-	if err := reports.RenderHTML(&html, []*reports.Results{res}, reports.Options{}); err != nil {
+	if err := render.RenderHTML(&html, []*reports.Results{res}, render.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(html.String(), "<svg") || !strings.Contains(html.String(), "sustained") {

@@ -21,7 +21,7 @@ import (
 	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/cloud/eks"
 	"github.com/scaleproof/scaleproof/cloud/gke"
-	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
@@ -158,11 +158,11 @@ func (r *refImage) image(ctx context.Context) (v1.Image, string, error) {
 }
 
 // cloudSteps turns the cloud platform's steps into JUnit steps of the run.
-func cloudSteps(d *deployer.Deployer) []reports.Step {
-	var out []reports.Step
+func cloudSteps(d *deployer.Deployer) []render.Step {
+	var out []render.Step
 	prefix := strings.ToLower(d.Name()) + ": "
 	for _, s := range d.Steps() {
-		out = append(out, reports.Step{Name: prefix + s.Name, Duration: s.Duration, Err: s.Err})
+		out = append(out, render.Step{Name: prefix + s.Name, Duration: s.Duration, Err: s.Err})
 	}
 	return out
 }

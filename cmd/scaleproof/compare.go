@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -38,9 +38,9 @@ not a results file, incomplete, or the two ran different profiles).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tol := reports.DefaultTolerances()
+			tol := render.DefaultTolerances()
 			if tolFile != "" {
-				t, err := reports.ReadTolerances(tolFile)
+				t, err := render.ReadTolerances(tolFile)
 				if err != nil {
 					return withCode(exitUsage, err)
 				}
@@ -50,7 +50,7 @@ not a results file, incomplete, or the two ran different profiles).`,
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			cmp, err := reports.Compare(runs[0], runs[1], tol)
+			cmp, err := render.Compare(runs[0], runs[1], tol)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
@@ -60,9 +60,9 @@ not a results file, incomplete, or the two ran different profiles).`,
 			var b bytes.Buffer
 			switch format {
 			case "markdown", "md":
-				err = reports.WriteComparisonMarkdown(&b, cmp)
+				err = render.WriteComparisonMarkdown(&b, cmp)
 			case "json":
-				err = reports.WriteComparisonJSON(&b, cmp)
+				err = render.WriteComparisonJSON(&b, cmp)
 			default:
 				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: markdown, json)", format))
 			}

@@ -12,8 +12,8 @@ import (
 )
 
 const (
-	smallResults     = "../../reports/testdata/small.jsonl"
-	regressedResults = "../../reports/testdata/regressed.jsonl"
+	smallResults     = "../../reports/render/testdata/small.jsonl"
+	regressedResults = "../../reports/render/testdata/regressed.jsonl"
 )
 
 // execute runs a command in-process with args and returns its stdout and

@@ -15,6 +15,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/internal/screenshot"
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 )
 
 // buildBinaries builds scaleproof and scaleproof-ref (without -race: they are
@@ -137,7 +138,7 @@ func checkArtifacts(t *testing.T, art string) {
 		}
 	}
 	if screenshot.Chromium() != "" { // the console's pages (two under load in sustained), linked from the report
-		shots, err := reports.ReadScreenshots(art)
+		shots, err := render.ReadScreenshots(art)
 		html, _ := os.ReadFile(filepath.Join(art, "report.html"))
 		if err != nil || len(shots) != 7 || !bytes.Contains(html, []byte(`href="screenshots/zones-under-load.png"`)) ||
 			!bytes.Contains(html, []byte(`href="screenshots/zones-viewer.png"`)) {

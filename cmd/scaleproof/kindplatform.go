@@ -17,7 +17,7 @@ import (
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"
-	"github.com/scaleproof/scaleproof/reports"
+	reportrender "github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
@@ -261,10 +261,10 @@ func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string
 }
 
 // kindSteps turns the kind platform's steps into JUnit steps of the run.
-func kindSteps(k *kind.Kind) []reports.Step {
-	var out []reports.Step
+func kindSteps(k *kind.Kind) []reportrender.Step {
+	var out []reportrender.Step
 	for _, s := range k.Steps() {
-		out = append(out, reports.Step{Name: "kind: " + s.Name, Duration: s.Duration, Err: s.Err})
+		out = append(out, reportrender.Step{Name: "kind: " + s.Name, Duration: s.Duration, Err: s.Err})
 	}
 	return out
 }

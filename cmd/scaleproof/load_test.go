@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 )
 
 // mcpEcho answers every tools/call with a JSON-RPC result; every 4th call
@@ -159,13 +160,13 @@ func checkLoadResults(t *testing.T, path string, code int) {
 	if sum != l.Iterations {
 		t.Errorf("seconds add to %d calls, load record says %d", sum, l.Iterations)
 	}
-	for _, f := range reports.Formats {
+	for _, f := range render.Formats {
 		var b bytes.Buffer
-		if err := reports.Render(&b, f, []*reports.Results{res}, reports.Options{}); err != nil || b.Len() == 0 {
+		if err := render.Render(&b, f, []*reports.Results{res}, render.Options{}); err != nil || b.Len() == 0 {
 			t.Errorf("render %s: %v", f, err)
 		}
 	}
-	cmp, err := reports.Compare(res, res, reports.DefaultTolerances())
+	cmp, err := render.Compare(res, res, render.DefaultTolerances())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
 
@@ -119,7 +120,7 @@ func callsText(s scenarios.Status) string {
 		return fmt.Sprintf("calls: from the %d shards when the load ends", s.Shards)
 	}
 	return fmt.Sprintf("ok %s 429 %s 5xx %s",
-		reports.FormatCount(s.Calls.OK), reports.FormatCount(s.Calls.TooMany), reports.FormatCount(s.Calls.Server5xx))
+		render.FormatCount(s.Calls.OK), render.FormatCount(s.Calls.TooMany), render.FormatCount(s.Calls.Server5xx))
 }
 
 func (p *progress) plain(s scenarios.Status) {

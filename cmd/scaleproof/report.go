@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
 
@@ -53,23 +54,23 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cols, err := reports.ParseColumns(columns)
+			cols, err := render.ParseColumns(columns)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
 			if wide {
-				cols = reports.AllColumns()
+				cols = render.AllColumns()
 			}
 			if !validFormat(format) {
-				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: %s)", format, strings.Join(reports.Formats, ", ")))
+				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: %s)", format, strings.Join(render.Formats, ", ")))
 			}
 			runs, err := readResults(args)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
-			o := reports.Options{Columns: cols, Published: published}
+			o := render.Options{Columns: cols, Published: published}
 			if out == "" || out == "-" {
-				if err := reports.Render(cmd.OutOrStdout(), format, runs, o); err != nil {
+				if err := render.Render(cmd.OutOrStdout(), format, runs, o); err != nil {
 					return withCode(exitUsage, err)
 				}
 				return nil
@@ -83,13 +84,13 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 	c.Flags().StringVar(&format, "format", "text", "text, markdown, html, json or junit")
 	c.Flags().StringVarP(&out, "out", "o", "", "write to this file instead of stdout (written whole or not at all)")
 	c.Flags().BoolVar(&published, "published", false, "add the rows published in Ramen 0.7.5's autoscaling notes (GKE, EKS, AKS of 2026-10-11) and the ratios ours ÷ published")
-	c.Flags().StringSliceVar(&columns, "columns", nil, "extra table columns: "+strings.Join(reports.ColumnNames, ", ")+", or all")
+	c.Flags().StringSliceVar(&columns, "columns", nil, "extra table columns: "+strings.Join(render.ColumnNames, ", ")+", or all")
 	c.Flags().BoolVar(&wide, "wide", false, "every extra column (same as --columns all)")
 	return c
 }
 
 func validFormat(f string) bool {
-	for _, k := range reports.Formats {
+	for _, k := range render.Formats {
 		if f == k {
 			return true
 		}
@@ -113,9 +114,9 @@ func readResults(paths []string) ([]*reports.Results, error) {
 
 // renderToFile renders into memory and then writes path through a
 // temporary file and a rename, so a failed render leaves no half file.
-func renderToFile(path, format string, runs []*reports.Results, o reports.Options) error {
+func renderToFile(path, format string, runs []*reports.Results, o render.Options) error {
 	var b bytes.Buffer
-	if err := reports.Render(&b, format, runs, o); err != nil {
+	if err := render.Render(&b, format, runs, o); err != nil {
 		return err
 	}
 	return writeFileAtomic(path, b.Bytes())
@@ -151,15 +152,15 @@ type runReports struct {
 // writeRunReports renders the results file of a finished (or interrupted)
 // run into report.html and junit.xml in dir. It reads the file back, so the
 // reports show exactly what the file holds.
-func writeRunReports(dir, resultsPath string, cols reports.Columns) (runReports, error) {
+func writeRunReports(dir, resultsPath string, cols render.Columns) (runReports, error) {
 	res, err := reports.Read(resultsPath)
 	if err != nil {
 		return runReports{}, err
 	}
 	runs := []*reports.Results{res}
 	out := runReports{HTML: filepath.Join(dir, "report.html"), JUnit: filepath.Join(dir, "junit.xml")}
-	o := reports.Options{Columns: cols}
-	if shots, err := reports.ReadScreenshots(dir); err == nil { // a broken index only loses the links
+	o := render.Options{Columns: cols}
+	if shots, err := render.ReadScreenshots(dir); err == nil { // a broken index only loses the links
 		o.Screenshots = shots
 	}
 	if res.Meta.Profile == "published" {
@@ -179,7 +180,7 @@ func writeRunReports(dir, resultsPath string, cols reports.Columns) (runReports,
 func writeStepsJUnit(dir string, steps *stepLog) (string, error) {
 	path := filepath.Join(dir, "junit_runner.xml")
 	var b bytes.Buffer
-	if err := reports.WriteJUnit(&b, reports.StepsJUnit("scaleproof run", steps.started, steps.steps)); err != nil {
+	if err := render.WriteJUnit(&b, render.StepsJUnit("scaleproof run", steps.started, steps.steps)); err != nil {
 		return "", err
 	}
 	return path, writeFileAtomic(path, b.Bytes())
@@ -189,12 +190,12 @@ func writeStepsJUnit(dir string, steps *stepLog) (string, error) {
 // junit_runner.xml.
 type stepLog struct {
 	started time.Time
-	steps   []reports.Step
+	steps   []render.Step
 }
 
 // add records a step that started at start and ended now with err.
 func (l *stepLog) add(name string, start time.Time, err error) {
-	l.steps = append(l.steps, reports.Step{Name: name, Duration: time.Since(start), Err: err})
+	l.steps = append(l.steps, render.Step{Name: name, Duration: time.Since(start), Err: err})
 }
 
 // addVerdicts records one step per scenario verdict, and a skipped step for
@@ -206,18 +207,18 @@ func (l *stepLog) addVerdicts(vs []reports.Verdict, names []string) {
 		var err error
 		switch {
 		case v.Skipped != "":
-			l.steps = append(l.steps, reports.Step{Name: "Scenario " + v.Scenario, Skipped: v.Skipped})
+			l.steps = append(l.steps, render.Step{Name: "Scenario " + v.Scenario, Skipped: v.Skipped})
 			continue
 		case v.Error != "":
 			err = errors.New(v.Error)
 		case !v.Passed:
 			err = errors.New("scenario failed: " + strings.TrimSpace(failedFactNames(v)))
 		}
-		l.steps = append(l.steps, reports.Step{Name: "Scenario " + v.Scenario, Duration: time.Duration(v.DurationS * float64(time.Second)), Err: err})
+		l.steps = append(l.steps, render.Step{Name: "Scenario " + v.Scenario, Duration: time.Duration(v.DurationS * float64(time.Second)), Err: err})
 	}
 	for _, n := range names {
 		if !seen[n] {
-			l.steps = append(l.steps, reports.Step{Name: "Scenario " + n, Skipped: "not run: the run stopped before it"})
+			l.steps = append(l.steps, render.Step{Name: "Scenario " + n, Skipped: "not run: the run stopped before it"})
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
 
@@ -75,7 +76,7 @@ func TestWriteRunReports(t *testing.T) {
 	if err := os.WriteFile(results, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rr, err := writeRunReports(dir, results, reports.Columns{})
+	rr, err := writeRunReports(dir, results, render.Columns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestWriteRunReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc reports.JUnitSuites
+	var doc render.JUnitSuites
 	jb, _ := os.ReadFile(p)
 	if err := xml.Unmarshal(jb, &doc); err != nil {
 		t.Fatal(err)
@@ -259,7 +260,7 @@ func TestKilledRunRendersPartial(t *testing.T) {
 	if len(views) != 2 || views[0].Verdict == nil || views[1].Verdict != nil || len(views[1].Samples) < 3 {
 		t.Fatalf("views: %d, first verdict %v, second verdict %v", len(views), views[0].Verdict != nil, len(views) > 1 && views[1].Verdict != nil)
 	}
-	for _, f := range reports.Formats {
+	for _, f := range render.Formats {
 		out, code := execute(t, newReportCmd(), "--format", f, results)
 		if code != exitOK {
 			t.Fatalf("report --format %s: exit %d", f, code)

@@ -18,6 +18,7 @@ import (
 	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/external"
@@ -503,9 +504,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			log.Warn("results close", "err", err)
 		}
 	}
-	cols := reports.Columns{}
+	cols := render.Columns{}
 	if o.extraColumns {
-		cols = reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
+		cols = render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
 	}
 	incomplete := ""
 	if code == exitInterrupted {
@@ -520,12 +521,12 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			fmt.Fprintf(mdf, "**NOT RUN:** %s; no scenario ran.\n", reason)
 		} else {
 			if tr != nil {
-				_ = reports.WriteTargetTable(mdf, verdicts, true)
+				_ = render.WriteTargetTable(mdf, verdicts, true)
 			} else {
-				_ = reports.WriteMarkdown(mdf, []reports.Row{row}, reports.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+				_ = render.WriteMarkdown(mdf, []reports.Row{row}, render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
 			}
 			fmt.Fprint(mdf, "\n```text\n") // the verdict lines as they are, not merged into one paragraph
-			reports.WriteVerdicts(mdf, verdicts)
+			render.WriteVerdicts(mdf, verdicts)
 			fmt.Fprint(mdf, "```\n")
 		}
 		mdf.Close()
@@ -551,12 +552,12 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		if upErr == nil { // a platform that did not come up has no table: the error says why
 			if tr != nil {
-				_ = reports.WriteTargetTable(out, verdicts, false)
+				_ = render.WriteTargetTable(out, verdicts, false)
 			} else {
-				_ = reports.WriteTable(out, []reports.Row{row}, cols)
+				_ = render.WriteTable(out, []reports.Row{row}, cols)
 			}
 			fmt.Fprintln(out)
-			reports.WriteVerdicts(out, verdicts)
+			render.WriteVerdicts(out, verdicts)
 		}
 		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
 		if rr.HTML != "" {

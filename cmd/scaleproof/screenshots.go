@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/internal/screenshot"
-	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
@@ -40,12 +40,12 @@ type shooter struct {
 	once  sync.Once
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	shots []reports.Screenshot
+	shots []render.Screenshot
 	errs  []string
 }
 
 func newShooter(ep platform.Endpoints, dir string, log *slog.Logger, say func(string, ...any)) *shooter {
-	s := &shooter{ep: ep, dir: filepath.Join(dir, reports.ScreenshotsDir), log: log, say: say, bin: screenshot.Chromium()}
+	s := &shooter{ep: ep, dir: filepath.Join(dir, render.ScreenshotsDir), log: log, say: say, bin: screenshot.Chromium()}
 	if s.bin == "" {
 		say("screenshots: skipped: no chromium found (install it with `make deps-chromium`, or set $CHROMIUM)")
 	}
@@ -106,7 +106,7 @@ func (s *shooter) end(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.shots) > 0 {
-		if err := reports.WriteScreenshotIndex(s.dir, s.shots); err != nil {
+		if err := render.WriteScreenshotIndex(s.dir, s.shots); err != nil {
 			s.errs = append(s.errs, err.Error())
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/sim"
 	"github.com/scaleproof/scaleproof/sim/sweep"
@@ -163,7 +164,7 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 	if err != nil { // interrupted: what was simulated is written
 		return withCode(exitInterrupted, err)
 	}
-	rr, rerr := writeRunReports(dir, resultsPath, reports.Columns{Pct429: true, P95: true})
+	rr, rerr := writeRunReports(dir, resultsPath, render.Columns{Pct429: true, P95: true})
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
 		enc := json.NewEncoder(out)
@@ -171,9 +172,9 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 		_ = enc.Encode(map[string]any{"row": rep.Row, "verdicts": rep.Verdicts, "outcomes": rep.Outcomes,
 			"stats": rep.Stats, "results": resultsPath, "report_html": rr.HTML})
 	} else {
-		_ = reports.WriteTable(out, []reports.Row{rep.Row}, reports.Columns{Pct429: true, P95: true})
+		_ = render.WriteTable(out, []reports.Row{rep.Row}, render.Columns{Pct429: true, P95: true})
 		fmt.Fprintln(out)
-		reports.WriteVerdicts(out, rep.Verdicts)
+		render.WriteVerdicts(out, rep.Verdicts)
 		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
 		if rr.HTML != "" {
 			fmt.Fprintf(out, "report:  %s\n", rr.HTML)
@@ -348,7 +349,7 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 		return r, nil
 	}
 	published := map[string]reports.Row{}
-	for _, row := range reports.Published() {
+	for _, row := range render.Published() {
 		published[strings.ToLower(row.Platform)] = row
 	}
 	var rows []designRow
@@ -393,7 +394,7 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 		if n < 0 {
 			return ""
 		}
-		return reports.FormatCount(n)
+		return render.FormatCount(n)
 	}
 	for _, r := range rows {
 		src := "sim, "
@@ -419,7 +420,7 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 		return err
 	}
 	pubRefused, pubAll := int64(0), int64(0)
-	for _, row := range reports.Published() {
+	for _, row := range render.Published() {
 		pubRefused, pubAll = pubRefused+row.Calls.TooMany, pubAll+row.Calls.OK+row.Calls.TooMany
 	}
 	fmt.Fprintf(out, "\nThe current design, three clouds pooled: sim %s of %s = %.2f %% refused; published %s of %s = %.2f %%.\n",

@@ -19,7 +19,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/reports/render"
 )
 
 // Names tried on $PATH by Chromium, after $CHROMIUM.
@@ -156,9 +156,9 @@ type Page struct {
 
 // Capture signs in with each page's key (once per key) and saves each page
 // as a PNG in dir. It returns the screenshots taken, for dir's index
-// (reports.WriteScreenshotIndex); a page that fails is left out and its
+// (render.WriteScreenshotIndex); a page that fails is left out and its
 // error joined to the others.
-func Capture(ctx context.Context, bin, base string, pages []Page, dir string) ([]reports.Screenshot, error) {
+func Capture(ctx context.Context, bin, base string, pages []Page, dir string) ([]render.Screenshot, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("screenshot: %w", err)
 	}
@@ -173,7 +173,7 @@ func Capture(ctx context.Context, bin, base string, pages []Page, dir string) ([
 			s.Close()
 		}
 	}()
-	var shots []reports.Screenshot
+	var shots []render.Screenshot
 	var errs []error
 	for _, p := range pages {
 		s := sessions[p.Key]
@@ -192,7 +192,7 @@ func Capture(ctx context.Context, bin, base string, pages []Page, dir string) ([
 			errs = append(errs, fmt.Errorf("%s: %w", p.File, err))
 			continue
 		}
-		shots = append(shots, reports.Screenshot{File: p.File, Caption: p.Caption})
+		shots = append(shots, render.Screenshot{File: p.File, Caption: p.Caption})
 	}
 	return shots, errors.Join(errs...)
 }

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // TestSkippedVerdict: a scenario skipped because the platform cannot perform
@@ -14,44 +16,44 @@ import (
 // neither passes nor fails the row.
 func TestSkippedVerdict(t *testing.T) {
 	const reason = "platform external cannot freeze a worker: it reaches the system only through its URLs"
-	pass := Verdict{Scenario: "sustained", Passed: true, Facts: []Fact{{Name: "count reaches 3 under load", Passed: true}}}
-	skip := Verdict{Scenario: "outage", Skipped: reason}
-	fail := Verdict{Scenario: "burst", Facts: []Fact{{Name: "no 5xx", Detail: "3 calls answered 5xx"}}}
+	pass := reports.Verdict{Scenario: "sustained", Passed: true, Facts: []reports.Fact{{Name: "count reaches 3 under load", Passed: true}}}
+	skip := reports.Verdict{Scenario: "outage", Skipped: reason}
+	fail := reports.Verdict{Scenario: "burst", Facts: []reports.Fact{{Name: "no 5xx", Detail: "3 calls answered 5xx"}}}
 
 	for _, tc := range []struct {
 		name string
-		vs   []Verdict
+		vs   []reports.Verdict
 		want bool
 	}{
-		{"pass and skip", []Verdict{pass, skip}, true},
-		{"fail and skip", []Verdict{fail, skip}, false},
+		{"pass and skip", []reports.Verdict{pass, skip}, true},
+		{"fail and skip", []reports.Verdict{fail, skip}, false},
 	} {
-		if got := SummaryRow("local", tc.vs).Passed; got != tc.want {
+		if got := reports.SummaryRow("local", tc.vs).Passed; got != tc.want {
 			t.Errorf("%s: row passed %v, want %v", tc.name, got, tc.want)
 		}
 	}
 
 	var lines bytes.Buffer
-	WriteVerdicts(&lines, []Verdict{skip})
+	WriteVerdicts(&lines, []reports.Verdict{skip})
 	if !strings.Contains(lines.String(), "SKIP  outage") || !strings.Contains(lines.String(), "skipped: "+reason) {
 		t.Errorf("verdict lines:\n%s", lines.String())
 	}
 
 	path := filepath.Join(t.TempDir(), "skip.jsonl")
-	w, err := Create(path, RunMeta{RunID: "r", Platform: "external", Profile: "quick", Started: time.Unix(0, 0)})
+	w, err := reports.Create(path, reports.RunMeta{RunID: "r", Platform: "external", Profile: "quick", Started: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = w.Write(KindScenario, ScenarioStart{Scenario: "outage", Started: time.Unix(0, 0)})
-	_ = w.Write(KindVerdict, skip)
-	if err := w.Close(End{Ended: time.Unix(10, 0)}); err != nil {
+	_ = w.Write(reports.KindScenario, reports.ScenarioStart{Scenario: "outage", Started: time.Unix(0, 0)})
+	_ = w.Write(reports.KindVerdict, skip)
+	if err := w.Close(reports.End{Ended: time.Unix(10, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Read(path)
+	res, err := reports.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc := BuildJUnit([]*Results{res})
+	doc := BuildJUnit([]*reports.Results{res})
 	var sk *JUnitProblem
 	for _, c := range doc.Suites[0].Cases {
 		if c.Name == "outage" {
@@ -69,15 +71,15 @@ func TestSkippedVerdict(t *testing.T) {
 		t.Errorf("views: %+v", v)
 	}
 	var page bytes.Buffer
-	if err := RenderHTML(&page, []*Results{res}, Options{}); err != nil || !strings.Contains(page.String(), "Skipped: "+reason) ||
+	if err := RenderHTML(&page, []*reports.Results{res}, Options{}); err != nil || !strings.Contains(page.String(), "Skipped: "+reason) ||
 		!strings.Contains(page.String(), `class="badge none">SKIP`) {
 		t.Errorf("HTML (%v) lacks the skip", err)
 	}
 	var md bytes.Buffer
-	if err := RenderMarkdown(&md, []*Results{res}, Options{}); err != nil || !strings.Contains(md.String(), "Skipped: "+reason) {
+	if err := RenderMarkdown(&md, []*reports.Results{res}, Options{}); err != nil || !strings.Contains(md.String(), "Skipped: "+reason) {
 		t.Errorf("markdown (%v):\n%s", err, md.String())
 	}
-	js := BuildJSON([]*Results{res}, Options{})
+	js := BuildJSON([]*reports.Results{res}, Options{})
 	if s := js.Runs[0].Scenarios; len(s) != 1 || s[0].Status != "SKIP" || s[0].Skipped != reason || s[0].Passed {
 		t.Errorf("JSON: %+v", s)
 	}

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"encoding/xml"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // The JUnit XML shape CI systems read (Jenkins, GitLab, Prow's spyglass):
@@ -91,7 +93,7 @@ func (s *JUnitSuite) add(c JUnitCase) {
 // when it has no verdict or could not finish), one per checked fact
 // ("scenario / fact"), and a "run complete" case that fails when the file is
 // incomplete. Times are seconds; a suite's timestamp is the run's start.
-func BuildJUnit(runs []*Results) JUnitSuites {
+func BuildJUnit(runs []*reports.Results) JUnitSuites {
 	doc := JUnitSuites{Name: "scaleproof"}
 	total := 0.0
 	for _, res := range runs {
@@ -168,7 +170,7 @@ func BuildJUnit(runs []*Results) JUnitSuites {
 	return doc
 }
 
-func failedFacts(v *Verdict) string {
+func failedFacts(v *reports.Verdict) string {
 	var b strings.Builder
 	for _, f := range v.Facts {
 		if f.Failed() {
@@ -215,7 +217,7 @@ func WriteJUnit(w io.Writer, doc JUnitSuites) error {
 }
 
 // RenderJUnit writes the JUnit XML of runs (see BuildJUnit).
-func RenderJUnit(w io.Writer, runs []*Results, _ Options) error {
+func RenderJUnit(w io.Writer, runs []*reports.Results, _ Options) error {
 	return WriteJUnit(w, BuildJUnit(runs))
 }
 

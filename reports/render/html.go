@@ -1,10 +1,12 @@
-package reports
+package render
 
 import (
 	"fmt"
 	"html/template"
 	"io"
 	"strings"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // htmlTable is a table for the template: a header and rows of cells.
@@ -47,7 +49,7 @@ type htmlPage struct {
 // summary and per scenario its charts (inline SVG drawn by gonum/plot; see
 // ScenarioCharts), facts, scale events and /readyz failures. The page loads
 // nothing at view time: no script, stylesheet, font or image from elsewhere.
-func RenderHTML(w io.Writer, runs []*Results, o Options) error {
+func RenderHTML(w io.Writer, runs []*reports.Results, o Options) error {
 	page, err := buildHTML(runs, o)
 	if err != nil {
 		return err
@@ -58,7 +60,7 @@ func RenderHTML(w io.Writer, runs []*Results, o Options) error {
 	return nil
 }
 
-func buildHTML(runs []*Results, o Options) (htmlPage, error) {
+func buildHTML(runs []*reports.Results, o Options) (htmlPage, error) {
 	ours, all := Rows(runs, o)
 	page := htmlPage{SourceCount: len(runs), Screenshots: o.Screenshots, ScreenshotsDir: ScreenshotsDir}
 	page.Table.Header = o.Columns.header()
@@ -93,7 +95,7 @@ func buildHTML(runs []*Results, o Options) (htmlPage, error) {
 		}
 		views := res.Views()
 		hr.Summary = htmlTable{Header: scenarioHeader, Rows: scenarioRows(views)}
-		maxInflight, _ := res.settingInt("max_inflight")
+		maxInflight, _ := res.SettingInt("max_inflight")
 		for si, v := range views {
 			hs := htmlScenario{ID: fmt.Sprintf("run%d-s%d", ri+1, si+1), Name: v.Name, Title: v.Title, Status: v.Status()}
 			if v.Verdict == nil {

@@ -1,8 +1,10 @@
-package reports
+package render
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // TestLatencyCaptionNamesTheModel: a closed-loop run's latency chart says
@@ -14,12 +16,12 @@ func TestLatencyCaptionNamesTheModel(t *testing.T) {
 		want     string
 	}{
 		{nil, "closed-loop"},
-		{map[string]string{"load_model": ModelClosed}, "closed-loop"},
-		{map[string]string{"load_model": ModelOpen}, "scheduled start"},
+		{map[string]string{"load_model": reports.ModelClosed}, "closed-loop"},
+		{map[string]string{"load_model": reports.ModelOpen}, "scheduled start"},
 	}
 	for _, tc := range cases {
-		res := &Results{Meta: RunMeta{Settings: tc.settings}, Scenarios: []ScenarioStart{{Scenario: "load"}},
-			Seconds: []Second{{Scenario: "load", T: 0, Calls: Calls{OK: 3}, P50ms: 1, P95ms: 2, P99ms: 3}}}
+		res := &reports.Results{Meta: reports.RunMeta{Settings: tc.settings}, Scenarios: []reports.ScenarioStart{{Scenario: "load"}},
+			Seconds: []reports.Second{{Scenario: "load", T: 0, Calls: reports.Calls{OK: 3}, P50ms: 1, P95ms: 2, P99ms: 3}}}
 		views := res.Views()
 		charts, err := ScenarioCharts(views[0], 0)
 		if err != nil {

@@ -1,19 +1,21 @@
-package reports
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // secs builds one read per second from t=1: each row is the in-flight of
 // workers w1, w2, ... with an in-flight limit of 32 each.
-func secs(rows ...[]float64) []InFlightSecond {
-	out := make([]InFlightSecond, len(rows))
+func secs(rows ...[]float64) []reports.InFlightSecond {
+	out := make([]reports.InFlightSecond, len(rows))
 	for i, r := range rows {
-		sec := InFlightSecond{T: float64(i + 1)}
+		sec := reports.InFlightSecond{T: float64(i + 1)}
 		for j, n := range r {
-			sec.Workers = append(sec.Workers, WorkerInFlight{ID: "w" + string(rune('1'+j)), InFlight: n, Limit: 32})
+			sec.Workers = append(sec.Workers, reports.WorkerInFlight{ID: "w" + string(rune('1'+j)), InFlight: n, Limit: 32})
 		}
 		out[i] = sec
 	}
@@ -26,7 +28,7 @@ func TestJudgeImbalance(t *testing.T) {
 	hotIdle := []float64{0, 32}
 	cases := []struct {
 		name                    string
-		in                      []InFlightSecond
+		in                      []reports.InFlightSecond
 		sampled, imbal, longest int
 		flagged                 bool
 		warn                    string // a substring of the warning ("" when none)
@@ -45,14 +47,14 @@ func TestJudgeImbalance(t *testing.T) {
 	gap[2].T = 10 // a read missed between t=2 and t=10: not in a row
 	cases = append(cases, struct {
 		name                    string
-		in                      []InFlightSecond
+		in                      []reports.InFlightSecond
 		sampled, imbal, longest int
 		flagged                 bool
 		warn                    string
 	}{"a gap breaks the run", gap, 3, 3, 2, false, ""})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			im := JudgeImbalance(c.in)
+			im := reports.JudgeImbalance(c.in)
 			if c.in == nil {
 				if im != nil || im.Flagged() || im.Warning() != "" {
 					t.Fatalf("nothing read: %+v", im)
@@ -81,7 +83,7 @@ func TestJudgeImbalance(t *testing.T) {
 // the Markdown and the HTML report, and does not fail the scenario.
 func TestImbalanceRendered(t *testing.T) {
 	hot := []float64{0, 32}
-	im := JudgeImbalance(secs(hot, hot, hot, hot, hot))
+	im := reports.JudgeImbalance(secs(hot, hot, hot, hot, hot))
 	want := "imbalance: 5 s in a row with worker w2 at 32/32 in flight while w1 idled"
 	res := mustRead(t, "testdata/small.jsonl")
 	if len(res.Verdicts) == 0 {
@@ -97,7 +99,7 @@ func TestImbalanceRendered(t *testing.T) {
 	}
 	for _, format := range []string{"markdown", "html"} {
 		var b bytes.Buffer
-		if err := Render(&b, format, []*Results{res}, Options{Columns: AllColumns()}); err != nil {
+		if err := Render(&b, format, []*reports.Results{res}, Options{Columns: AllColumns()}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), "Warning: "+want) {
@@ -109,7 +111,7 @@ func TestImbalanceRendered(t *testing.T) {
 	}
 
 	// Not flagged (2 s in a row): no warning anywhere.
-	res.Verdicts[0].Imbalance = JudgeImbalance(secs(hot, hot))
+	res.Verdicts[0].Imbalance = reports.JudgeImbalance(secs(hot, hot))
 	lines.Reset()
 	WriteVerdicts(&lines, res.Verdicts)
 	if strings.Contains(lines.String(), "imbalance") {

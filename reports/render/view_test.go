@@ -1,27 +1,31 @@
-package reports
+package render
 
 import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 func TestFlaps(t *testing.T) {
-	ev := func(sc string, from, to int) ScaleEvent { return ScaleEvent{Scenario: sc, From: from, To: to} }
+	ev := func(sc string, from, to int) reports.ScaleEvent {
+		return reports.ScaleEvent{Scenario: sc, From: from, To: to}
+	}
 	cases := []struct {
 		name string
-		evs  []ScaleEvent
+		evs  []reports.ScaleEvent
 		want int
 	}{
 		{"none", nil, 0},
-		{"up then down", []ScaleEvent{ev("a", 1, 3), ev("a", 3, 2), ev("a", 2, 1)}, 0},
-		{"down then up again", []ScaleEvent{ev("a", 1, 3), ev("a", 3, 2), ev("a", 2, 3), ev("a", 3, 1)}, 1},
-		{"per scenario", []ScaleEvent{ev("a", 3, 1), ev("b", 1, 3)}, 0},
-		{"twice", []ScaleEvent{ev("a", 3, 2), ev("a", 2, 3), ev("a", 3, 2), ev("a", 2, 3)}, 2},
+		{"up then down", []reports.ScaleEvent{ev("a", 1, 3), ev("a", 3, 2), ev("a", 2, 1)}, 0},
+		{"down then up again", []reports.ScaleEvent{ev("a", 1, 3), ev("a", 3, 2), ev("a", 2, 3), ev("a", 3, 1)}, 1},
+		{"per scenario", []reports.ScaleEvent{ev("a", 3, 1), ev("b", 1, 3)}, 0},
+		{"twice", []reports.ScaleEvent{ev("a", 3, 2), ev("a", 2, 3), ev("a", 3, 2), ev("a", 2, 3)}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Flaps(c.evs); got != c.want {
+			if got := reports.Flaps(c.evs); got != c.want {
 				t.Errorf("Flaps = %d, want %d", got, c.want)
 			}
 		})
@@ -59,9 +63,9 @@ func TestViews(t *testing.T) {
 		t.Errorf("burst without verdict: status %s duration %v", b.Status(), b.DurationS())
 	}
 	// Interrupted: STOP everywhere (the terminal's verdict lines say STOP).
-	stopped := ScenarioView{Verdict: &Verdict{Scenario: "burst", Interrupted: true}}
+	stopped := reports.ScenarioView{Verdict: &reports.Verdict{Scenario: "burst", Interrupted: true}}
 	var term strings.Builder
-	WriteVerdicts(&term, []Verdict{*stopped.Verdict})
+	WriteVerdicts(&term, []reports.Verdict{*stopped.Verdict})
 	if stopped.Status() != "STOP" || !strings.HasPrefix(term.String(), "STOP") {
 		t.Errorf("interrupted: view %s, terminal %q; want STOP in both", stopped.Status(), term.String())
 	}
@@ -88,7 +92,7 @@ func TestParseColumns(t *testing.T) {
 }
 
 func TestRatios(t *testing.T) {
-	ours := []Row{{Platform: "local", UpTo3S: 89, BackTo1S: -1, Calls: Calls{OK: 25909, TooMany: 10}}}
+	ours := []reports.Row{{Platform: "local", UpTo3S: 89, BackTo1S: -1, Calls: reports.Calls{OK: 25909, TooMany: 10}}}
 	rs := Ratios(ours, Published())
 	if len(rs) != 3 {
 		t.Fatalf("%d ratios", len(rs))

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // Options shape a rendered report.
@@ -28,7 +30,7 @@ var Formats = []string{"text", "markdown", "html", "json", "junit"}
 // Render writes a report of runs (one or more results files read back) in
 // format, one of Formats. It fails on an unknown format, when there is no
 // run, or when w fails.
-func Render(w io.Writer, format string, runs []*Results, o Options) error {
+func Render(w io.Writer, format string, runs []*reports.Results, o Options) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("report: no results to render")
 	}
@@ -52,13 +54,13 @@ func Render(w io.Writer, format string, runs []*Results, o Options) error {
 // Rows that would share a platform name (two runs on local) get the run's
 // id, which starts with its start time, and its policy: "local (run
 // 20261201-093724-32d6a6, hpa)".
-func Rows(runs []*Results, o Options) (ours, all []Row) {
+func Rows(runs []*reports.Results, o Options) (ours, all []reports.Row) {
 	names := map[string]int{}
 	for _, res := range runs {
-		names[RowFromResults(res).Platform]++
+		names[reports.RowFromResults(res).Platform]++
 	}
 	for _, res := range runs {
-		r := RowFromResults(res)
+		r := reports.RowFromResults(res)
 		if names[r.Platform] > 1 {
 			r.Platform += " (" + runLabel(res) + ")"
 		}
@@ -75,7 +77,7 @@ func Rows(runs []*Results, o Options) (ours, all []Row) {
 }
 
 // profileNote warns when a ratio compares times of different profiles.
-func profileNote(runs []*Results) string {
+func profileNote(runs []*reports.Results) string {
 	var quick []string
 	for _, res := range runs {
 		if res.Meta.Profile != "published" {
@@ -140,7 +142,7 @@ func sortedSettings(m map[string]string) []string {
 // RenderText writes the published table (with the published rows and ratios when
 // asked) and, per file, one PASS/FAIL/NONE line per scenario with its failed
 // facts.
-func RenderText(w io.Writer, runs []*Results, o Options) error {
+func RenderText(w io.Writer, runs []*reports.Results, o Options) error {
 	ours, all := Rows(runs, o)
 	if err := WriteTable(w, all, o.Columns); err != nil {
 		return err
@@ -164,7 +166,7 @@ func RenderText(w io.Writer, runs []*Results, o Options) error {
 				fmt.Fprintf(w, "NONE  %-14s no verdict: the run stopped during this scenario\n", v.Name)
 				continue
 			}
-			WriteVerdicts(w, []Verdict{*v.Verdict})
+			WriteVerdicts(w, []reports.Verdict{*v.Verdict})
 		}
 	}
 	return nil
@@ -174,7 +176,7 @@ func RenderText(w io.Writer, runs []*Results, o Options) error {
 // issue: the published table (with published rows and ratios when asked), then per
 // run its metadata, a scenario summary, and per scenario its facts, scale
 // events and /readyz failures.
-func RenderMarkdown(w io.Writer, runs []*Results, o Options) error {
+func RenderMarkdown(w io.Writer, runs []*reports.Results, o Options) error {
 	ew := &errWriter{w: w}
 	ours, all := Rows(runs, o)
 	ew.printf("# scaleproof report\n\n")
@@ -255,7 +257,7 @@ var (
 	readyzHeader = []string{"At", "Status", "Error"}
 )
 
-func scenarioRows(views []ScenarioView) [][]string {
+func scenarioRows(views []reports.ScenarioView) [][]string {
 	var rows [][]string
 	for _, v := range views {
 		if v.Verdict == nil {
@@ -278,7 +280,7 @@ func orNever(v float64) float64 {
 	return v
 }
 
-func eventRows(evs []ScaleEvent) [][]string {
+func eventRows(evs []reports.ScaleEvent) [][]string {
 	var rows [][]string
 	for _, e := range evs {
 		rows = append(rows, []string{fmt.Sprintf("%d → %d", e.From, e.To), fmtS(e.DecisionS), fmtS(e.ReadyS), fmtS(e.ServedS), e.Reason})
@@ -286,7 +288,7 @@ func eventRows(evs []ScaleEvent) [][]string {
 	return rows
 }
 
-func readyzRows(v ScenarioView) [][]string {
+func readyzRows(v reports.ScenarioView) [][]string {
 	var rows [][]string
 	for _, f := range v.Readyz {
 		at := fmtTime(f.At)
@@ -353,43 +355,43 @@ type JSONRun struct {
 	ExitCode         *int              `json:"exit_code,omitempty"`
 	Incomplete       bool              `json:"incomplete"`
 	IncompleteReason string            `json:"incomplete_reason,omitempty"`
-	Row              Row               `json:"row"`
+	Row              reports.Row       `json:"row"`
 	Scenarios        []JSONScenario    `json:"scenarios"`
 }
 
 // JSONScenario is one scenario of a run in a JSON report.
 type JSONScenario struct {
-	Name           string          `json:"name"`
-	Title          string          `json:"title,omitempty"`
-	Status         string          `json:"status"` // PASS, FAIL, SKIP, NO VERDICT
-	Passed         bool            `json:"passed"`
-	DurationS      float64         `json:"duration_s"`
-	UpToMaxS       float64         `json:"up_to_max_s"`
-	ReadyMaxS      float64         `json:"ready_max_s"`
-	BackTo1S       float64         `json:"back_to_1_s"`
-	PeakCount      int             `json:"peak_count"`
-	Calls          Calls           `json:"calls"`
-	Pct429         float64         `json:"pct_429"`
-	P95ms          float64         `json:"p95_ms"`
-	Error          string          `json:"error,omitempty"`
-	Skipped        string          `json:"skipped,omitempty"` // why it was not judged
-	Facts          []Fact          `json:"facts"`
-	ScaleEvents    []ScaleEvent    `json:"scale_events"`
-	ReadyzFailures []ReadyzFailure `json:"readyz_failures"`
+	Name           string                  `json:"name"`
+	Title          string                  `json:"title,omitempty"`
+	Status         string                  `json:"status"` // PASS, FAIL, SKIP, NO VERDICT
+	Passed         bool                    `json:"passed"`
+	DurationS      float64                 `json:"duration_s"`
+	UpToMaxS       float64                 `json:"up_to_max_s"`
+	ReadyMaxS      float64                 `json:"ready_max_s"`
+	BackTo1S       float64                 `json:"back_to_1_s"`
+	PeakCount      int                     `json:"peak_count"`
+	Calls          reports.Calls           `json:"calls"`
+	Pct429         float64                 `json:"pct_429"`
+	P95ms          float64                 `json:"p95_ms"`
+	Error          string                  `json:"error,omitempty"`
+	Skipped        string                  `json:"skipped,omitempty"` // why it was not judged
+	Facts          []reports.Fact          `json:"facts"`
+	ScaleEvents    []reports.ScaleEvent    `json:"scale_events"`
+	ReadyzFailures []reports.ReadyzFailure `json:"readyz_failures"`
 	// Timeline is a target scenario's samples (absent for the console's).
-	Timeline []TimelinePoint `json:"timeline,omitempty"`
+	Timeline []reports.TimelinePoint `json:"timeline,omitempty"`
 }
 
 // JSONPublished is the published table and our ratios to it.
 type JSONPublished struct {
-	Source string  `json:"source"`
-	Rows   []Row   `json:"rows"`
-	Ratios []Ratio `json:"ratios"`
-	Note   string  `json:"note,omitempty"`
+	Source string        `json:"source"`
+	Rows   []reports.Row `json:"rows"`
+	Ratios []Ratio       `json:"ratios"`
+	Note   string        `json:"note,omitempty"`
 }
 
 // BuildJSON builds the JSON report of runs (see RenderJSON).
-func BuildJSON(runs []*Results, o Options) JSONReport {
+func BuildJSON(runs []*reports.Results, o Options) JSONReport {
 	rep := JSONReport{Schema: ReportSchema, Runs: []JSONRun{}}
 	ours, _ := Rows(runs, o)
 	for i, res := range runs {
@@ -402,7 +404,7 @@ func BuildJSON(runs []*Results, o Options) JSONReport {
 		}
 		for _, v := range res.Views() {
 			js := JSONScenario{Name: v.Name, Title: v.Title, Status: v.Status(), DurationS: v.DurationS(),
-				UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1, Facts: []Fact{}, ScaleEvents: v.Events, ReadyzFailures: v.Readyz, Timeline: v.Timeline}
+				UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1, Facts: []reports.Fact{}, ScaleEvents: v.Events, ReadyzFailures: v.Readyz, Timeline: v.Timeline}
 			if x := v.Verdict; x != nil {
 				js.Passed, js.UpToMaxS, js.ReadyMaxS, js.BackTo1S = x.Passed, orNever(x.UpToMaxS), orNever(x.ReadyMaxS), orNever(x.BackTo1S)
 				js.PeakCount, js.Calls, js.Pct429, js.P95ms, js.Error = x.PeakCount, x.Calls, x.Calls.Pct429(), x.P95ms, x.Error
@@ -412,10 +414,10 @@ func BuildJSON(runs []*Results, o Options) JSONReport {
 				}
 			}
 			if js.ScaleEvents == nil {
-				js.ScaleEvents = []ScaleEvent{}
+				js.ScaleEvents = []reports.ScaleEvent{}
 			}
 			if js.ReadyzFailures == nil {
-				js.ReadyzFailures = []ReadyzFailure{}
+				js.ReadyzFailures = []reports.ReadyzFailure{}
 			}
 			jr.Scenarios = append(jr.Scenarios, js)
 		}
@@ -429,7 +431,7 @@ func BuildJSON(runs []*Results, o Options) JSONReport {
 
 // RenderJSON writes the JSON report (JSONReport, schema ReportSchema),
 // indented, one document.
-func RenderJSON(w io.Writer, runs []*Results, o Options) error {
+func RenderJSON(w io.Writer, runs []*reports.Results, o Options) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(BuildJSON(runs, o))
@@ -437,7 +439,7 @@ func RenderJSON(w io.Writer, runs []*Results, o Options) error {
 
 // runLabel tells runs on one platform apart: "run <id>, <policy>", or the
 // start time and file when the run has no id.
-func runLabel(res *Results) string {
+func runLabel(res *reports.Results) string {
 	l := "run " + res.Meta.RunID
 	if res.Meta.RunID == "" {
 		l = fmtTime(res.Meta.Started) + ", " + res.Path

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // Chart is one rendered chart of a scenario: an inline SVG document (no XML
@@ -50,7 +52,7 @@ var (
 // for files written before the in_flight field), calls/s by class, and
 // latency p50/p95/p99. Every chart marks the scale decisions
 // with a dashed vertical line. maxInflight ≤ 0 leaves the limit out.
-func ScenarioCharts(v ScenarioView, maxInflight int) ([]Chart, error) {
+func ScenarioCharts(v reports.ScenarioView, maxInflight int) ([]Chart, error) {
 	xmax := math.Max(v.DurationS(), 1)
 	var out []Chart
 	add := func(kind, title, caption string, p *chart, err error) error {
@@ -196,7 +198,7 @@ func addSeries(p *chart, name string, pts plotter.XYs, c color.Color, width floa
 
 // finishY fixes the y range to [0, top] with some headroom and draws the
 // scale decisions as dashed verticals.
-func finishY(c *chart, top float64, events []ScaleEvent, xmax float64) error {
+func finishY(c *chart, top float64, events []reports.ScaleEvent, xmax float64) error {
 	if top <= 0 {
 		top = 1
 	}
@@ -222,7 +224,7 @@ func finishY(c *chart, top float64, events []ScaleEvent, xmax float64) error {
 	return nil
 }
 
-func countChart(v ScenarioView, xmax float64) (*chart, error) {
+func countChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 	p := newPlot("count and ready vs max", "workers", xmax)
 	var count, ready, mx plotter.XYs
 	top := 1.0
@@ -322,7 +324,7 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 	return out
 }
 
-func inflightChart(v ScenarioView, xmax float64, maxInflight int) (*chart, error) {
+func inflightChart(v reports.ScenarioView, xmax float64, maxInflight int) (*chart, error) {
 	p := newPlot("calls in flight vs limit", "calls", xmax)
 	var inflight, limit plotter.XYs
 	top := 1.0
@@ -347,7 +349,7 @@ func inflightChart(v ScenarioView, xmax float64, maxInflight int) (*chart, error
 	return p, nil
 }
 
-func callsChart(v ScenarioView, xmax float64) (*chart, error) {
+func callsChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 	p := newPlot("calls/s by class", "calls/s", xmax)
 	var ok, tooMany, s5xx, other plotter.XYs
 	var anyOther bool
@@ -379,7 +381,7 @@ func callsChart(v ScenarioView, xmax float64) (*chart, error) {
 	return p, nil
 }
 
-func latencyChart(v ScenarioView, xmax float64) (*chart, error) {
+func latencyChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 	p := newPlot("latency p50 / p95 / p99", "ms", xmax)
 	var p50, p95, p99 plotter.XYs
 	top := 1.0

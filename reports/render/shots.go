@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"encoding/json"

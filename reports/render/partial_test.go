@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // TestPartialFile simulates a run killed at various moments: the results
@@ -42,16 +44,16 @@ func TestPartialFile(t *testing.T) {
 		reason     string
 		noVerdicts []string // scenarios shown without a verdict
 	}{
-		{"after the run record", at(1), ReasonNoEnd, nil},
-		{"mid-line in the run's second line", at(1) + 10, ReasonCut, nil},
-		{"mid-line before the burst verdict", at(burstVerdict) + len(lines[burstVerdict])/2, ReasonCut, []string{"burst"}},
-		{"at the line before the burst verdict", at(burstVerdict), ReasonNoEnd, []string{"burst"}},
-		{"before the end record", at(len(lines) - 2), ReasonNoEnd, nil},
-		{"mid-way through the end record", at(len(lines)-2) + 5, ReasonCut, nil},
+		{"after the run record", at(1), reports.ReasonNoEnd, nil},
+		{"mid-line in the run's second line", at(1) + 10, reports.ReasonCut, nil},
+		{"mid-line before the burst verdict", at(burstVerdict) + len(lines[burstVerdict])/2, reports.ReasonCut, []string{"burst"}},
+		{"at the line before the burst verdict", at(burstVerdict), reports.ReasonNoEnd, []string{"burst"}},
+		{"before the end record", at(len(lines) - 2), reports.ReasonNoEnd, nil},
+		{"mid-way through the end record", at(len(lines)-2) + 5, reports.ReasonCut, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Parse("killed.jsonl", bytes.NewReader(full[:c.cut]))
+			res, err := reports.Parse("killed.jsonl", bytes.NewReader(full[:c.cut]))
 			if err != nil {
 				t.Fatalf("a killed run's file must read back: %v", err)
 			}
@@ -67,7 +69,7 @@ func TestPartialFile(t *testing.T) {
 					t.Errorf("%s: verdict %v, want missing %v", v.Name, v.Verdict != nil, want)
 				}
 			}
-			runs := []*Results{res}
+			runs := []*reports.Results{res}
 			for _, f := range Formats {
 				var b bytes.Buffer
 				if err := Render(&b, f, runs, Options{Published: true}); err != nil {
@@ -125,7 +127,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Parse("x.jsonl", strings.NewReader(c.in))
+			res, err := reports.Parse("x.jsonl", strings.NewReader(c.in))
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
@@ -146,34 +148,34 @@ func TestParseErrors(t *testing.T) {
 // every kind back.
 func TestWriterRoundTrip(t *testing.T) {
 	path := t.TempDir() + "/results.jsonl"
-	w, err := Create(path, RunMeta{RunID: "r1", Platform: "local", Profile: "quick"})
+	w, err := reports.Create(path, reports.RunMeta{RunID: "r1", Platform: "local", Profile: "quick"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	small := mustRead(t, "testdata/small.jsonl")
 	for _, s := range small.Scenarios {
-		mustWrite(t, w, KindScenario, s)
+		mustWrite(t, w, reports.KindScenario, s)
 	}
 	for _, s := range small.Samples {
-		mustWrite(t, w, KindSampleRaw, s)
+		mustWrite(t, w, reports.KindSampleRaw, s)
 	}
 	for _, s := range small.Seconds {
-		mustWrite(t, w, KindSecond, s)
+		mustWrite(t, w, reports.KindSecond, s)
 	}
 	for _, e := range small.Events {
-		mustWrite(t, w, KindEvent, e)
+		mustWrite(t, w, reports.KindEvent, e)
 	}
 	for _, f := range small.ReadyzFailures {
-		mustWrite(t, w, KindReadyz, f)
+		mustWrite(t, w, reports.KindReadyz, f)
 	}
 	for _, v := range small.Verdicts {
-		mustWrite(t, w, KindVerdict, v)
+		mustWrite(t, w, reports.KindVerdict, v)
 	}
-	if err := w.Close(End{ExitCode: 1}); err != nil {
+	if err := w.Close(reports.End{ExitCode: 1}); err != nil {
 		t.Fatal(err)
 	}
 	back := mustRead(t, path)
-	if back.Incomplete || back.Meta.Schema != Schema {
+	if back.Incomplete || back.Meta.Schema != reports.Schema {
 		t.Fatalf("incomplete %v schema %q", back.Incomplete, back.Meta.Schema)
 	}
 	if len(back.Scenarios) != len(small.Scenarios) || len(back.Samples) != len(small.Samples) || len(back.Seconds) != len(small.Seconds) ||
@@ -187,7 +189,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	}
 }
 
-func mustWrite(t *testing.T, w *Writer, kind string, v any) {
+func mustWrite(t *testing.T, w *reports.Writer, kind string, v any) {
 	t.Helper()
 	if err := w.Write(kind, v); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // Tolerances say how far a candidate run may drift from its baseline before
@@ -92,9 +94,9 @@ type Change struct {
 
 // Comparison is a baseline run against a candidate run.
 type Comparison struct {
-	Baseline, Candidate *Results   `json:"-"`
-	Tolerances          Tolerances `json:"tolerances"`
-	Changes             []Change   `json:"changes"`
+	Baseline, Candidate *reports.Results `json:"-"`
+	Tolerances          Tolerances       `json:"tolerances"`
+	Changes             []Change         `json:"changes"`
 	// Regressions counts the changes whose verdict is VerdictRegressed.
 	Regressions int `json:"regressions"`
 	// Warnings say what makes the two runs less comparable than two
@@ -114,10 +116,10 @@ var ErrUnusable = errors.New("unusable input")
 // calls ok and p95. It returns an error wrapping ErrUnusable when either
 // file is incomplete, has no verdict, or the two ran different profiles or
 // max (their times are not comparable).
-func Compare(base, cand *Results, tol Tolerances) (*Comparison, error) {
+func Compare(base, cand *reports.Results, tol Tolerances) (*Comparison, error) {
 	for _, x := range []struct {
 		role string
-		r    *Results
+		r    *reports.Results
 	}{{"baseline", base}, {"candidate", cand}} {
 		if x.r.Incomplete {
 			return nil, fmt.Errorf("%w: %s %s is incomplete (%s)", ErrUnusable, x.role, x.r.Path, x.r.IncompleteReason)
@@ -140,7 +142,7 @@ func Compare(base, cand *Results, tol Tolerances) (*Comparison, error) {
 	if id := base.Meta.RunID; id != "" && id == cand.Meta.RunID {
 		cmp.Warnings = append(cmp.Warnings, fmt.Sprintf("the baseline and the candidate are the same run (%s): nothing can have regressed", id))
 	}
-	cv := map[string]*Verdict{}
+	cv := map[string]*reports.Verdict{}
 	for i := range cand.Verdicts {
 		cv[cand.Verdicts[i].Scenario] = &cand.Verdicts[i]
 	}
@@ -175,7 +177,7 @@ func (cmp *Comparison) add(c Change) {
 	cmp.Changes = append(cmp.Changes, c)
 }
 
-func (cmp *Comparison) scenario(b, c *Verdict) {
+func (cmp *Comparison) scenario(b, c *reports.Verdict) {
 	tol := cmp.Tolerances
 	name := b.Scenario
 	// Verdict.
@@ -309,7 +311,7 @@ func pctOf(d, base float64) string {
 	return " (" + signedFloat(100*d/base, 0) + " %)"
 }
 
-func failedFactNames(v *Verdict) string {
+func failedFactNames(v *reports.Verdict) string {
 	var s []string
 	for _, f := range v.Facts {
 		if f.Failed() {
@@ -334,7 +336,7 @@ func WriteComparisonMarkdown(w io.Writer, cmp *Comparison) error {
 	ew.printf("## scaleproof compare: %s\n\n", outcome)
 	for _, x := range []struct {
 		role string
-		r    *Results
+		r    *reports.Results
 	}{{"Baseline", cmp.Baseline}, {"Candidate", cmp.Candidate}} {
 		ew.printf("- %s: %s, version %s (commit %s), started %s, `%s`\n", x.role, mdCell(x.r.RunTitle()),
 			orDash(x.r.Meta.Version), orDash(x.r.Meta.Commit), fmtTime(x.r.Meta.Started), x.r.Path)
@@ -400,7 +402,7 @@ func WriteComparisonJSON(w io.Writer, cmp *Comparison) error {
 
 // policyOf is the run's policy ("step" for files written before runs
 // recorded one: step was the only policy then).
-func policyOf(res *Results) string {
+func policyOf(res *reports.Results) string {
 	if res.Meta.Policy == "" {
 		return "step"
 	}

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -7,33 +7,35 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // TestFactsPass: a not-applicable fact neither passes nor fails a verdict;
 // a verdict of only those does not pass (nothing was judged).
 func TestFactsPass(t *testing.T) {
-	pass := Fact{Name: "a", Passed: true}
-	fail := Fact{Name: "b", Detail: "no"}
-	na := Fact{Name: "c", NotApplicable: "the HPA keeps no audit"}
+	pass := reports.Fact{Name: "a", Passed: true}
+	fail := reports.Fact{Name: "b", Detail: "no"}
+	na := reports.Fact{Name: "c", NotApplicable: "the HPA keeps no audit"}
 	for _, tc := range []struct {
 		name  string
-		facts []Fact
+		facts []reports.Fact
 		want  bool
 		p     [3]int
 	}{
 		{"none", nil, false, [3]int{}},
-		{"pass", []Fact{pass}, true, [3]int{1, 0, 0}},
-		{"fail", []Fact{pass, fail}, false, [3]int{1, 1, 0}},
-		{"pass and n/a", []Fact{pass, na}, true, [3]int{1, 0, 1}},
-		{"fail and n/a", []Fact{fail, na}, false, [3]int{0, 1, 1}},
-		{"only n/a", []Fact{na, na}, false, [3]int{0, 0, 2}},
+		{"pass", []reports.Fact{pass}, true, [3]int{1, 0, 0}},
+		{"fail", []reports.Fact{pass, fail}, false, [3]int{1, 1, 0}},
+		{"pass and n/a", []reports.Fact{pass, na}, true, [3]int{1, 0, 1}},
+		{"fail and n/a", []reports.Fact{fail, na}, false, [3]int{0, 1, 1}},
+		{"only n/a", []reports.Fact{na, na}, false, [3]int{0, 0, 2}},
 		// a broken writer that sets passed on an n/a fact still counts it n/a
-		{"n/a marked passed", []Fact{{Name: "d", Passed: true, NotApplicable: "x"}}, false, [3]int{0, 0, 1}},
+		{"n/a marked passed", []reports.Fact{{Name: "d", Passed: true, NotApplicable: "x"}}, false, [3]int{0, 0, 1}},
 	} {
-		if got := FactsPass(tc.facts); got != tc.want {
+		if got := reports.FactsPass(tc.facts); got != tc.want {
 			t.Errorf("%s: FactsPass = %v, want %v", tc.name, got, tc.want)
 		}
-		p, f, n := CountFacts(tc.facts)
+		p, f, n := reports.CountFacts(tc.facts)
 		if [3]int{p, f, n} != tc.p {
 			t.Errorf("%s: CountFacts = %d %d %d, want %v", tc.name, p, f, n, tc.p)
 		}
@@ -56,13 +58,13 @@ func TestContractFacts(t *testing.T) {
 		contract = "a lowered max applies within one HPA sync period (15 s)"
 		reason   = "an HPA Event names no actor"
 	)
-	v := Verdict{Scenario: "target-max-lowered", Passed: false, Facts: []Fact{
+	v := reports.Verdict{Scenario: "target-max-lowered", Passed: false, Facts: []reports.Fact{
 		{Name: "a lowered max applies", Detail: "count 3 at 20 s after max 2", Contract: contract},
 		{Name: "admin may change the bounds", Passed: true, Detail: "200", Contract: "the admin role may patch the HPA"},
 		{Name: "the trail names the actor", NotApplicable: reason},
 	}}
 	var lines bytes.Buffer
-	WriteVerdicts(&lines, []Verdict{v})
+	WriteVerdicts(&lines, []reports.Verdict{v})
 	for _, want := range []string{"FAIL  target-max-lowered", "failed: a lowered max applies: count 3 at 20 s after max 2 (contract: " + contract + ")",
 		"n/a: the trail names the actor: " + reason} {
 		if !strings.Contains(lines.String(), want) {
@@ -74,20 +76,20 @@ func TestContractFacts(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "target.jsonl")
-	w, err := Create(path, RunMeta{RunID: "r", Platform: "kind", Profile: "quick", Started: time.Unix(0, 0)})
+	w, err := reports.Create(path, reports.RunMeta{RunID: "r", Platform: "kind", Profile: "quick", Started: time.Unix(0, 0)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = w.Write(KindScenario, ScenarioStart{Scenario: v.Scenario, Started: time.Unix(0, 0)})
+	_ = w.Write(reports.KindScenario, reports.ScenarioStart{Scenario: v.Scenario, Started: time.Unix(0, 0)})
 	for i := range 3 {
-		_ = w.Write(KindTimeline, TimelinePoint{Scenario: v.Scenario, T: float64(i), InFlight: int64(10 * i), VUs: 64, Count: 1 + i, Ready: 1 + i,
+		_ = w.Write(reports.KindTimeline, reports.TimelinePoint{Scenario: v.Scenario, T: float64(i), InFlight: int64(10 * i), VUs: 64, Count: 1 + i, Ready: 1 + i,
 			Desired: 2 + i, Min: 1, Max: 5, Metric: 4.5, HasMetric: i > 0})
 	}
-	_ = w.Write(KindVerdict, v)
-	if err := w.Close(End{Ended: time.Unix(10, 0), ExitCode: 1}); err != nil {
+	_ = w.Write(reports.KindVerdict, v)
+	if err := w.Close(reports.End{Ended: time.Unix(10, 0), ExitCode: 1}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Read(path)
+	res, err := reports.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +100,7 @@ func TestContractFacts(t *testing.T) {
 		t.Fatalf("facts read back: %+v", f)
 	}
 
-	doc := BuildJUnit([]*Results{res})
+	doc := BuildJUnit([]*reports.Results{res})
 	s := doc.Suites[0]
 	var na, failed *JUnitCase
 	for i, c := range s.Cases {
@@ -120,7 +122,7 @@ func TestContractFacts(t *testing.T) {
 	}
 
 	var md bytes.Buffer
-	if err := RenderMarkdown(&md, []*Results{res}, Options{}); err != nil {
+	if err := RenderMarkdown(&md, []*reports.Results{res}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| Result | Fact | Contract | Detail |", "| FAIL | a lowered max applies | " + contract,
@@ -131,7 +133,7 @@ func TestContractFacts(t *testing.T) {
 		}
 	}
 	var page bytes.Buffer
-	if err := RenderHTML(&page, []*Results{res}, Options{}); err != nil {
+	if err := RenderHTML(&page, []*reports.Results{res}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<th>Contract</th>", `class="badge none">n/a`, contract, `<table class="timeline">`} {
@@ -139,7 +141,7 @@ func TestContractFacts(t *testing.T) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
-	js, _ := json.Marshal(BuildJSON([]*Results{res}, Options{}))
+	js, _ := json.Marshal(BuildJSON([]*reports.Results{res}, Options{}))
 	for _, want := range []string{`"contract":"` + contract, `"not_applicable":"` + reason, `"timeline":[{"scenario":"target-max-lowered","t":0`} {
 		if !strings.Contains(string(js), want) {
 			t.Errorf("JSON lacks %q", want)
@@ -147,7 +149,7 @@ func TestContractFacts(t *testing.T) {
 	}
 
 	var tbl bytes.Buffer
-	if err := WriteTargetTable(&tbl, []Verdict{v, {Scenario: "target-outage", Skipped: "no fault actions", Facts: []Fact{{Name: "x", NotApplicable: "y"}}}}, false); err != nil {
+	if err := WriteTargetTable(&tbl, []reports.Verdict{v, {Scenario: "target-outage", Skipped: "no fault actions", Facts: []reports.Fact{{Name: "x", NotApplicable: "y"}}}}, false); err != nil {
 		t.Fatal(err)
 	}
 	want := "Scenario            Verdict  Facts passed  n/a\ntarget-max-lowered  FAIL     1 of 2        1\ntarget-outage       SKIP     0 of 0        1\n"
@@ -163,7 +165,7 @@ func TestContractFacts(t *testing.T) {
 // TestFactsWithoutContract: facts with no contract and no n/a render as
 // they always did (no Contract column).
 func TestFactsWithoutContract(t *testing.T) {
-	h, rows := factTable([]Fact{{Name: "no 5xx", Passed: true, Detail: "0"}})
+	h, rows := factTable([]reports.Fact{{Name: "no 5xx", Passed: true, Detail: "0"}})
 	if strings.Join(h, ",") != "Result,Fact,Detail" || strings.Join(rows[0], ",") != "PASS,no 5xx,0" {
 		t.Errorf("factTable: %v %v", h, rows)
 	}

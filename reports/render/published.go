@@ -1,8 +1,10 @@
-package reports
+package render
 
 import (
 	"io"
 	"strconv"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // PublishedSource is where the published table comes from.
@@ -11,11 +13,11 @@ const PublishedSource = "Ramen 0.7.5's autoscaling notes, \"Load tests\", result
 // Published is the table published in Ramen 0.7.5's autoscaling notes ("Results from the last round
 // (2026-10-11)"): 64 concurrent tools/call through the edge, one zone with
 // max 3, scheduler every 20 s, five scenarios, times from the start of the run.
-func Published() []Row {
-	mk := func(p string, up, down float64, ok, tooMany int64) Row {
-		return Row{Platform: p, UpTo3S: up, BackTo1S: down, Calls: Calls{OK: ok, TooMany: tooMany}, Passed: true, Source: PublishedSource}
+func Published() []reports.Row {
+	mk := func(p string, up, down float64, ok, tooMany int64) reports.Row {
+		return reports.Row{Platform: p, UpTo3S: up, BackTo1S: down, Calls: reports.Calls{OK: ok, TooMany: tooMany}, Passed: true, Source: PublishedSource}
 	}
-	return []Row{
+	return []reports.Row{
 		mk("GKE", 178, 748, 25909, 117),
 		mk("EKS", 184, 613, 14975, 1193),
 		mk("AKS", 137, 601, 21567, 0),
@@ -36,7 +38,7 @@ type Ratio struct {
 }
 
 // Ratios compares every row of ours with every published row, ours first.
-func Ratios(ours, published []Row) []Ratio {
+func Ratios(ours, published []reports.Row) []Ratio {
 	div := func(a, b float64) *float64 {
 		if a < 0 || b <= 0 {
 			return nil

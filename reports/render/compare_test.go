@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -7,15 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // candidate returns a deep copy of the small file's results with f applied
 // to its verdicts (a seeded change).
-func candidate(t *testing.T, f func(vs map[string]*Verdict)) *Results {
+func candidate(t *testing.T, f func(vs map[string]*reports.Verdict)) *reports.Results {
 	t.Helper()
 	c := mustRead(t, "testdata/small.jsonl")
 	c.Path = "candidate.jsonl"
-	m := map[string]*Verdict{}
+	m := map[string]*reports.Verdict{}
 	for i := range c.Verdicts {
 		m[c.Verdicts[i].Scenario] = &c.Verdicts[i]
 	}
@@ -27,30 +29,30 @@ func TestCompare(t *testing.T) {
 	base := mustRead(t, "testdata/small.jsonl")
 	cases := []struct {
 		name string
-		cand func(vs map[string]*Verdict)
+		cand func(vs map[string]*reports.Verdict)
 		tol  func(*Tolerances)
 		want []string // "scenario/metric" that regress, in order
 	}{
-		{"itself", func(map[string]*Verdict) {}, nil, nil},
-		{"up to max +25 % but within the 1 s slack", func(vs map[string]*Verdict) { vs["sustained"].UpToMaxS = 5 }, nil, nil},
-		{"up to max +50 %", func(vs map[string]*Verdict) { vs["sustained"].UpToMaxS = 6 }, nil, []string{"sustained/up to max"}},
-		{"up to max +50 % with a 60 % tolerance", func(vs map[string]*Verdict) { vs["sustained"].UpToMaxS = 6 },
+		{"itself", func(map[string]*reports.Verdict) {}, nil, nil},
+		{"up to max +25 % but within the 1 s slack", func(vs map[string]*reports.Verdict) { vs["sustained"].UpToMaxS = 5 }, nil, nil},
+		{"up to max +50 %", func(vs map[string]*reports.Verdict) { vs["sustained"].UpToMaxS = 6 }, nil, []string{"sustained/up to max"}},
+		{"up to max +50 % with a 60 % tolerance", func(vs map[string]*reports.Verdict) { vs["sustained"].UpToMaxS = 6 },
 			func(t *Tolerances) { t.UpToMaxGrowthPct = 60 }, nil},
-		{"up to max never reached", func(vs map[string]*Verdict) { vs["sustained"].UpToMaxS = -1 }, nil, []string{"sustained/up to max"}},
-		{"back to 1 +20 % exactly", func(vs map[string]*Verdict) { vs["sustained"].BackTo1S = 24 }, nil, nil},
-		{"back to 1 +25 %", func(vs map[string]*Verdict) { vs["sustained"].BackTo1S = 25 }, nil, []string{"sustained/back to 1"}},
-		{"back to 1 faster", func(vs map[string]*Verdict) { vs["sustained"].BackTo1S = 10 }, nil, nil},
-		{"a 5xx where there were none", func(vs map[string]*Verdict) { vs["sustained"].Calls.Server5xx = 1 }, nil, []string{"sustained/5xx"}},
-		{"5xx no worse than a failing baseline", func(vs map[string]*Verdict) { vs["burst"].Calls.Server5xx = 2 }, nil, nil},
-		{"5xx worse than a failing baseline", func(vs map[string]*Verdict) { vs["burst"].Calls.Server5xx = 3 }, nil, []string{"burst/5xx"}},
-		{"429 % + 0.5 pt", func(vs map[string]*Verdict) { vs["sustained"].Calls.TooMany += 11 }, nil, nil},
-		{"429 % + 3 pt", func(vs map[string]*Verdict) { vs["sustained"].Calls.TooMany += 70 }, nil, []string{"sustained/429 %"}},
-		{"a passing scenario fails", func(vs map[string]*Verdict) { vs["viewer-refused"].Passed = false }, nil, []string{"viewer-refused/verdict"}},
-		{"a passing scenario fails, rule off", func(vs map[string]*Verdict) { vs["viewer-refused"].Passed = false },
+		{"up to max never reached", func(vs map[string]*reports.Verdict) { vs["sustained"].UpToMaxS = -1 }, nil, []string{"sustained/up to max"}},
+		{"back to 1 +20 % exactly", func(vs map[string]*reports.Verdict) { vs["sustained"].BackTo1S = 24 }, nil, nil},
+		{"back to 1 +25 %", func(vs map[string]*reports.Verdict) { vs["sustained"].BackTo1S = 25 }, nil, []string{"sustained/back to 1"}},
+		{"back to 1 faster", func(vs map[string]*reports.Verdict) { vs["sustained"].BackTo1S = 10 }, nil, nil},
+		{"a 5xx where there were none", func(vs map[string]*reports.Verdict) { vs["sustained"].Calls.Server5xx = 1 }, nil, []string{"sustained/5xx"}},
+		{"5xx no worse than a failing baseline", func(vs map[string]*reports.Verdict) { vs["burst"].Calls.Server5xx = 2 }, nil, nil},
+		{"5xx worse than a failing baseline", func(vs map[string]*reports.Verdict) { vs["burst"].Calls.Server5xx = 3 }, nil, []string{"burst/5xx"}},
+		{"429 % + 0.5 pt", func(vs map[string]*reports.Verdict) { vs["sustained"].Calls.TooMany += 11 }, nil, nil},
+		{"429 % + 3 pt", func(vs map[string]*reports.Verdict) { vs["sustained"].Calls.TooMany += 70 }, nil, []string{"sustained/429 %"}},
+		{"a passing scenario fails", func(vs map[string]*reports.Verdict) { vs["viewer-refused"].Passed = false }, nil, []string{"viewer-refused/verdict"}},
+		{"a passing scenario fails, rule off", func(vs map[string]*reports.Verdict) { vs["viewer-refused"].Passed = false },
 			func(t *Tolerances) { t.PassedMustPass = false }, nil},
-		{"a failing scenario passes", func(vs map[string]*Verdict) { vs["burst"].Passed = true }, nil, nil},
-		{"p95 +50 % reported only", func(vs map[string]*Verdict) { vs["sustained"].P95ms = 360 }, nil, nil},
-		{"p95 +50 % with a 20 % tolerance", func(vs map[string]*Verdict) { vs["sustained"].P95ms = 360 },
+		{"a failing scenario passes", func(vs map[string]*reports.Verdict) { vs["burst"].Passed = true }, nil, nil},
+		{"p95 +50 % reported only", func(vs map[string]*reports.Verdict) { vs["sustained"].P95ms = 360 }, nil, nil},
+		{"p95 +50 % with a 20 % tolerance", func(vs map[string]*reports.Verdict) { vs["sustained"].P95ms = 360 },
 			func(t *Tolerances) { g := 20.0; t.P95GrowthPct = &g }, []string{"sustained/p95"}},
 	}
 	for _, c := range cases {
@@ -93,13 +95,13 @@ func TestCompareUnusable(t *testing.T) {
 	base := mustRead(t, "testdata/small.jsonl")
 	cases := []struct {
 		name string
-		mod  func(*Results)
+		mod  func(*reports.Results)
 		want string
 	}{
-		{"incomplete candidate", func(r *Results) { r.Incomplete, r.IncompleteReason = true, ReasonNoEnd }, "incomplete"},
-		{"no verdicts", func(r *Results) { r.Verdicts = nil }, "no scenario verdict"},
-		{"other profile", func(r *Results) { r.Meta.Profile = "published" }, "profile"},
-		{"other max", func(r *Results) { r.Meta.Settings = map[string]string{"max": "5"} }, "max"},
+		{"incomplete candidate", func(r *reports.Results) { r.Incomplete, r.IncompleteReason = true, reports.ReasonNoEnd }, "incomplete"},
+		{"no verdicts", func(r *reports.Results) { r.Verdicts = nil }, "no scenario verdict"},
+		{"other profile", func(r *reports.Results) { r.Meta.Profile = "published" }, "profile"},
+		{"other max", func(r *reports.Results) { r.Meta.Settings = map[string]string{"max": "5"} }, "max"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"fmt"
@@ -6,41 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
-
-// RowFromResults derives the Ramen 0.7.5 table row of a results file: the
-// summary record when present, else the row computed from the verdicts (a
-// killed run still gets a row from what it measured).
-func RowFromResults(res *Results) Row {
-	var r Row
-	if res.Summary != nil {
-		r = *res.Summary
-	} else {
-		r = SummaryRow(res.Meta.Platform, res.Verdicts)
-	}
-	r.Source = res.Path
-	r.Flaps = Flaps(res.Events)
-	return r
-}
-
-// SummaryRow builds the table row of a run from its verdicts: "Up to 3" and
-// "Back to 1" come from the sustained scenario ("sustained load up
-// to the max and back to 1"; times from the start of that scenario's load),
-// the call counts are summed over every scenario, and the row passes only
-// when every verdict passed.
-func SummaryRow(platform string, vs []Verdict) Row {
-	r := Row{Platform: platform, UpTo3S: -1, BackTo1S: -1, Passed: len(vs) > 0}
-	for _, v := range vs {
-		r.Calls.Add(v.Calls)
-		if !v.Passed && v.Skipped == "" {
-			r.Passed = false
-		}
-		if v.Scenario == "sustained" {
-			r.UpTo3S, r.BackTo1S, r.P95ms = v.UpToMaxS, v.BackTo1S, v.P95ms
-		}
-	}
-	return r
-}
 
 // Columns are optional extra columns of the table.
 type Columns struct {
@@ -132,7 +100,7 @@ func (c Columns) header() []string {
 	return h
 }
 
-func (c Columns) cells(r Row) []string {
+func (c Columns) cells(r reports.Row) []string {
 	out := []string{r.Platform, FormatSeconds(r.UpTo3S), FormatSeconds(r.BackTo1S),
 		FormatCount(r.Calls.OK), FormatCount(r.Calls.TooMany), FormatCount(r.Calls.Server5xx)}
 	// The published table has no other 4xx, transport errors or flaps: "—"
@@ -168,7 +136,7 @@ func (c Columns) cells(r Row) []string {
 
 // WriteTable writes rows as an aligned plain-text table in the published layout
 // (times in whole seconds, "—" for never; counts with thousands spaced).
-func WriteTable(w io.Writer, rows []Row, c Columns) error {
+func WriteTable(w io.Writer, rows []reports.Row, c Columns) error {
 	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		cells = append(cells, c.cells(r))
@@ -177,7 +145,7 @@ func WriteTable(w io.Writer, rows []Row, c Columns) error {
 }
 
 // WriteMarkdown writes rows as a Markdown table in the published layout.
-func WriteMarkdown(w io.Writer, rows []Row, c Columns) error {
+func WriteMarkdown(w io.Writer, rows []reports.Row, c Columns) error {
 	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		cells = append(cells, c.cells(r))
@@ -222,7 +190,7 @@ func writeMarkdownTable(w io.Writer, header []string, rows [][]string) error {
 
 // WriteVerdicts writes one pass/fail line per scenario with its failed facts
 // and its warnings (a flagged imbalance, see Imbalance.Flagged).
-func WriteVerdicts(w io.Writer, vs []Verdict) {
+func WriteVerdicts(w io.Writer, vs []reports.Verdict) {
 	for _, v := range vs {
 		mark := "PASS"
 		switch {
@@ -257,7 +225,7 @@ func WriteVerdicts(w io.Writer, vs []Verdict) {
 
 // contractNote is " (contract: TEXT)" for a fact judged on a target's
 // contract, "" for the console's facts.
-func contractNote(f Fact) string {
+func contractNote(f reports.Fact) string {
 	if f.Contract == "" {
 		return ""
 	}
@@ -273,11 +241,11 @@ type TargetRow struct {
 }
 
 // TargetRows builds a target run's table from its verdicts.
-func TargetRows(vs []Verdict) []TargetRow {
+func TargetRows(vs []reports.Verdict) []TargetRow {
 	out := make([]TargetRow, 0, len(vs))
 	for _, v := range vs {
-		r := TargetRow{Scenario: v.Scenario, Verdict: ScenarioView{Verdict: &v}.Status()}
-		r.Passed, r.Failed, r.NotA = CountFacts(v.Facts)
+		r := TargetRow{Scenario: v.Scenario, Verdict: reports.ScenarioView{Verdict: &v}.Status()}
+		r.Passed, r.Failed, r.NotA = reports.CountFacts(v.Facts)
 		out = append(out, r)
 	}
 	return out
@@ -293,7 +261,7 @@ func (r TargetRow) cells() []string {
 // its verdict, the facts that passed of those judged, and the facts that
 // are not applicable to the target (Markdown when markdown, else aligned
 // text).
-func WriteTargetTable(w io.Writer, vs []Verdict, markdown bool) error {
+func WriteTargetTable(w io.Writer, vs []reports.Verdict, markdown bool) error {
 	var rows [][]string
 	for _, r := range TargetRows(vs) {
 		rows = append(rows, r.cells())

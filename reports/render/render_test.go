@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/ from the current output")
@@ -32,9 +34,9 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func mustRead(t *testing.T, path string) *Results {
+func mustRead(t *testing.T, path string) *reports.Results {
 	t.Helper()
-	res, err := Read(path)
+	res, err := reports.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,19 +52,19 @@ func TestRenderGolden(t *testing.T) {
 	cases := []struct {
 		golden string
 		format string
-		runs   []*Results
+		runs   []*reports.Results
 		opts   Options
 	}{
-		{"small.md", "markdown", []*Results{small}, Options{}},
-		{"small.junit.xml", "junit", []*Results{small}, Options{}},
-		{"small.json", "json", []*Results{small}, Options{}},
-		{"small.txt", "text", []*Results{small}, Options{}},
-		{"published.md", "markdown", []*Results{small}, Options{Published: true, Columns: AllColumns()}},
-		{"published.json", "json", []*Results{small}, Options{Published: true}},
-		{"two.txt", "text", []*Results{small, regressed}, Options{Columns: Columns{Pct429: true, Flaps: true}}},
-		{"two.junit.xml", "junit", []*Results{small, regressed}, Options{}},
-		{"partial.md", "markdown", []*Results{partial}, Options{}},
-		{"partial.junit.xml", "junit", []*Results{partial}, Options{}},
+		{"small.md", "markdown", []*reports.Results{small}, Options{}},
+		{"small.junit.xml", "junit", []*reports.Results{small}, Options{}},
+		{"small.json", "json", []*reports.Results{small}, Options{}},
+		{"small.txt", "text", []*reports.Results{small}, Options{}},
+		{"published.md", "markdown", []*reports.Results{small}, Options{Published: true, Columns: AllColumns()}},
+		{"published.json", "json", []*reports.Results{small}, Options{Published: true}},
+		{"two.txt", "text", []*reports.Results{small, regressed}, Options{Columns: Columns{Pct429: true, Flaps: true}}},
+		{"two.junit.xml", "junit", []*reports.Results{small, regressed}, Options{}},
+		{"partial.md", "markdown", []*reports.Results{partial}, Options{}},
+		{"partial.junit.xml", "junit", []*reports.Results{partial}, Options{}},
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
@@ -79,10 +81,10 @@ func TestRenderErrors(t *testing.T) {
 	small := mustRead(t, "testdata/small.jsonl")
 	cases := []struct {
 		name, format string
-		runs         []*Results
+		runs         []*reports.Results
 		want         string
 	}{
-		{"unknown format", "pdf", []*Results{small}, "unknown format"},
+		{"unknown format", "pdf", []*reports.Results{small}, "unknown format"},
 		{"no runs", "text", nil, "no results"},
 	}
 	for _, c := range cases {
@@ -99,7 +101,7 @@ func TestRenderErrors(t *testing.T) {
 // one per fact, one "run complete"; failures where facts failed.
 func TestJUnitShape(t *testing.T) {
 	small := mustRead(t, "testdata/small.jsonl")
-	doc := BuildJUnit([]*Results{small})
+	doc := BuildJUnit([]*reports.Results{small})
 	facts := 0
 	for _, v := range small.Verdicts {
 		facts += len(v.Facts)
@@ -151,7 +153,7 @@ func (e errString) Error() string { return string(e) }
 func TestJSONReportShape(t *testing.T) {
 	small := mustRead(t, "testdata/small.jsonl")
 	var b bytes.Buffer
-	if err := RenderJSON(&b, []*Results{small}, Options{Published: true}); err != nil {
+	if err := RenderJSON(&b, []*reports.Results{small}, Options{Published: true}); err != nil {
 		t.Fatal(err)
 	}
 	var rep JSONReport
@@ -182,7 +184,7 @@ func TestJSONReportShape(t *testing.T) {
 
 // killedDuringBurst is the small file cut in the middle of the burst
 // scenario's verdict line: a run killed mid-write during its last scenario.
-func killedDuringBurst(t *testing.T) *Results {
+func killedDuringBurst(t *testing.T) *reports.Results {
 	t.Helper()
 	full, err := os.ReadFile("testdata/small.jsonl")
 	if err != nil {
@@ -192,7 +194,7 @@ func killedDuringBurst(t *testing.T) *Results {
 	if i < 0 {
 		t.Fatal("no burst verdict in testdata/small.jsonl")
 	}
-	res, err := Parse("testdata/killed.jsonl", bytes.NewReader(full[:i+40]))
+	res, err := reports.Parse("testdata/killed.jsonl", bytes.NewReader(full[:i+40]))
 	if err != nil {
 		t.Fatal(err)
 	}

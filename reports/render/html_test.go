@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/scaleproof/scaleproof/internal/skips"
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // TestHTMLSelfContained checks the HTML report loads nothing at view time and
@@ -32,7 +33,7 @@ func TestHTMLSelfContained(t *testing.T) {
 	external := regexp.MustCompile(`(?i)<script|<link|<img|<iframe|@import|url\(|(src|href)\s*=`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var runs []*Results
+			var runs []*reports.Results
 			for _, f := range c.files {
 				runs = append(runs, mustRead(t, f))
 			}
@@ -117,7 +118,7 @@ func TestHTMLInChromium(t *testing.T) {
 		src = s
 	}
 	var page bytes.Buffer
-	if err := RenderHTML(&page, []*Results{mustRead(t, src)}, Options{Published: true}); err != nil {
+	if err := RenderHTML(&page, []*reports.Results{mustRead(t, src)}, Options{Published: true}); err != nil {
 		t.Fatal(err)
 	}
 	wantCharts := strings.Count(page.String(), "<svg")

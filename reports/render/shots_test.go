@@ -1,4 +1,4 @@
-package reports
+package render
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scaleproof/scaleproof/reports"
 )
 
 // TestScreenshotLinks: the HTML report links the screenshots the index
@@ -37,7 +39,7 @@ func TestScreenshotLinks(t *testing.T) {
 		t.Fatalf("ReadScreenshots: %v, %v; want zones.png and audit.png", shots, err)
 	}
 	var b bytes.Buffer
-	if err := RenderHTML(&b, []*Results{mustRead(t, "testdata/small.jsonl")}, Options{Screenshots: shots}); err != nil {
+	if err := RenderHTML(&b, []*reports.Results{mustRead(t, "testdata/small.jsonl")}, Options{Screenshots: shots}); err != nil {
 		t.Fatal(err)
 	}
 	html := b.String()
