@@ -357,7 +357,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
 			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
-			Canary: o.canary, Target: o.targetSpec, Artifacts: dir, Log: log.With("part", "platform")})
+			Canary: o.canary, Target: o.targetSpec, Log: log.With("part", "platform")})
 		if err != nil {
 			return withCode(exitUsage, err)
 		}

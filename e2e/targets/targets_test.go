@@ -65,7 +65,7 @@ func deployTarget(kindName, workload string) features.Func {
 		pf, err := kubeconfig.New(kubeconfig.Config{Name: "kind", Kubeconfig: cfg.KubeconfigFile(), Namespace: ns,
 			Profile: "quick", Image: refImage, Target: &platform.TargetSpec{Kind: kindName, Workload: workload},
 			NodeHost: cluster.NodeHost, TargetHostPort: cluster.HostPorts[targetNodePort], PrometheusHostPort: cluster.HostPorts[prometheusNodePort],
-			PrometheusImage: images.Ref("prometheus"), Artifacts: filepath.Join(artifacts, ns), Log: log.With("feature", ns)})
+			PrometheusImage: images.Ref("prometheus"), Log: log.With("feature", ns)})
 		if err != nil {
 			t.Fatal(err)
 		}

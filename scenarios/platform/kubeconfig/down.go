@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -27,9 +28,15 @@ func (p *Platform) Down(ctx context.Context) error {
 	p.down = true
 	fws := p.forwards
 	p.forwards = nil
+	secrets := p.secretDir
 	p.mu.Unlock()
 	for _, stop := range fws {
 		close(stop)
+	}
+	if secrets != "" {
+		if err := os.RemoveAll(secrets); err != nil {
+			p.log.Warn("the target's kubeconfig files were not removed", "dir", secrets, "err", err)
+		}
 	}
 	if p.adopted() {
 		return p.downAdopted(ctx)

@@ -81,10 +81,6 @@ type Config struct {
 	// nodes (scaleproof.local/prometheus:TAG): a keda target run deploys
 	// it in the namespace (its trigger's metrics). Unused otherwise.
 	PrometheusImage string
-	// Artifacts is the folder a target run writes its three kubeconfig
-	// files into (mode 0600: TargetRef.Kubeconfig, AdminKubeconfig,
-	// ViewerKubeconfig). Required with Target.
-	Artifacts string
 	// RolloutTimeout bounds the wait for the console and edge rollouts
 	// (0: 3 minutes).
 	RolloutTimeout time.Duration
@@ -106,6 +102,9 @@ type Platform struct {
 	endpoints platform.Endpoints
 	forwards  []chan struct{} // closed to stop a port-forward
 	down      bool
+	// secretDir is the private folder (0700, outside the artifacts, which
+	// are published) of a target run's kubeconfig files; Down removes it.
+	secretDir string
 	// Timings of the last Up, for the closing figures.
 	Timings Timings
 }

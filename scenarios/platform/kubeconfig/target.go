@@ -28,7 +28,10 @@ import (
 // (TokenRequest's expirationSeconds): 1 h, longer than any run.
 const TokenSeconds = 3600
 
-// The kubeconfig files a target run writes into Config.Artifacts (mode 0600).
+// The kubeconfig files a target run writes (mode 0600) into a private
+// temporary folder (0700) that Down removes: they hold credentials (the
+// run's own, two ServiceAccount tokens), and the artifacts folder is
+// published.
 const (
 	RunKubeconfigFile    = "target-kubeconfig"        // the run's own credentials
 	AdminKubeconfigFile  = "target-admin-kubeconfig"  // scaleproof-target-admin's token
@@ -41,9 +44,6 @@ func checkTarget(c Config) []error {
 	var errs []error
 	if t.Kind != render.KindHPA && t.Kind != render.KindKEDA {
 		errs = append(errs, fmt.Errorf("target %q: want %s or %s", t.Kind, render.KindHPA, render.KindKEDA))
-	}
-	if c.Artifacts == "" {
-		errs = append(errs, errors.New("target: no artifacts folder for the kubeconfig files"))
 	}
 	if a := t.Adopt; a != nil {
 		if a.Namespace == "" {
@@ -127,8 +127,8 @@ func (p *Platform) token(ctx context.Context, sa string) (string, error) {
 	return tr.Status.Token, nil
 }
 
-// writeKubeconfigs writes the three kubeconfig files into
-// Config.Artifacts: the run's own (its kubeconfig's context, minified and
+// writeKubeconfigs writes the three kubeconfig files into a new private
+// folder (os.MkdirTemp: mode 0700; Platform.secretDir, removed by Down): the run's own (its kubeconfig's context, minified and
 // with its files embedded) and, for the same cluster, one whose user is
 // each role's ServiceAccount token. It returns their paths: run, admin,
 // viewer.
@@ -137,11 +137,15 @@ func (p *Platform) writeKubeconfigs(ctx context.Context) (run, admin, viewer str
 	if err != nil {
 		return "", "", "", err
 	}
-	if err := os.MkdirAll(p.cfg.Artifacts, 0o755); err != nil {
-		return "", "", "", fmt.Errorf("platform kubeconfig: %w", err)
+	dir, err := os.MkdirTemp("", "scaleproof-target-")
+	if err != nil {
+		return "", "", "", fmt.Errorf("platform kubeconfig: private folder for the kubeconfig files: %w", err)
 	}
+	p.mu.Lock()
+	p.secretDir = dir
+	p.mu.Unlock()
 	write := func(name string, c *clientcmdapi.Config) (string, error) {
-		path := filepath.Join(p.cfg.Artifacts, name)
+		path := filepath.Join(dir, name)
 		b, err := clientcmd.Write(*c)
 		if err != nil {
 			return "", fmt.Errorf("platform kubeconfig: %s: %w", name, err)

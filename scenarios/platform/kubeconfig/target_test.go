@@ -178,18 +178,26 @@ var (
 	gvrRB     = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"}
 )
 
-// checkKubeconfigs: the three files exist with mode 0600; the run's keeps
-// its own user; each role's has its ServiceAccount's token, the run's
-// cluster and the target's namespace.
-func checkKubeconfigs(t *testing.T, ref *platform.TargetRef, dir string) {
+// checkKubeconfigs: the three files exist with mode 0600 in one private
+// folder (0700) outside the artifacts folder; the run's keeps its own user;
+// each role's has its ServiceAccount's token, the run's cluster and the
+// target's namespace. It returns the folder.
+func checkKubeconfigs(t *testing.T, ref *platform.TargetRef, artifacts string) string {
 	t.Helper()
+	dir := filepath.Dir(ref.Kubeconfig)
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("kubeconfig folder %s: %v, want mode 0700", dir, err)
+	}
+	if rel, err := filepath.Rel(artifacts, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		t.Errorf("kubeconfig folder %s is under the artifacts %s, which are published", dir, artifacts)
+	}
 	for _, tc := range []struct{ path, file, token string }{
 		{ref.Kubeconfig, RunKubeconfigFile, "run-token"},
 		{ref.AdminKubeconfig, AdminKubeconfigFile, "tok-" + deploykube.TargetAdminName},
 		{ref.ViewerKubeconfig, ViewerKubeconfigFile, "tok-" + deploykube.TargetViewerName},
 	} {
 		if tc.path != filepath.Join(dir, tc.file) {
-			t.Errorf("kubeconfig %q, want %s in the artifacts", tc.path, tc.file)
+			t.Errorf("kubeconfig %q, want %s in the private folder %s", tc.path, tc.file, dir)
 			continue
 		}
 		st, err := os.Stat(tc.path)
@@ -215,6 +223,7 @@ func checkKubeconfigs(t *testing.T, ref *platform.TargetRef, dir string) {
 			t.Errorf("%s: namespace %q, want %s", tc.file, kctx.Namespace, ref.Namespace)
 		}
 	}
+	return dir
 }
 
 // TestUpTargetDeployed: a deployed target applies the workload and its
@@ -237,7 +246,7 @@ func TestUpTargetDeployed(t *testing.T) {
 			dir := t.TempDir()
 			loadPort, promPort := loopbackReady(t), loopbackReady(t)
 			cfg := Config{Kubeconfig: kubeconfigFor(t), Namespace: testNS, Profile: "quick", Image: testImg, PrometheusImage: promImg,
-				Target: &platform.TargetSpec{Kind: tc.kind, Workload: tc.workload}, Artifacts: dir,
+				Target: &platform.TargetSpec{Kind: tc.kind, Workload: tc.workload},
 				NodeHost: "127.0.0.1", TargetHostPort: loadPort, PrometheusHostPort: promPort}
 			var objs []runtime.Object
 			for _, d := range tc.deploys {
@@ -271,7 +280,7 @@ func TestUpTargetDeployed(t *testing.T) {
 			if ep.PrometheusURL != wantProm {
 				t.Errorf("PrometheusURL %q, want %q", ep.PrometheusURL, wantProm)
 			}
-			checkKubeconfigs(t, ref, dir)
+			secrets := checkKubeconfigs(t, ref, dir)
 			if got := dynNames(t, dyn, gvrDeploy, testNS); !slices.Equal(got, tc.deploys) {
 				t.Errorf("deployments applied %v, want %v (never the console or edge)", got, tc.deploys)
 			}
@@ -300,6 +309,9 @@ func TestUpTargetDeployed(t *testing.T) {
 			if err := p.Down(context.Background()); err != nil {
 				t.Fatalf("Down: %v", err)
 			}
+			if _, err := os.Stat(secrets); !os.IsNotExist(err) {
+				t.Errorf("kubeconfig folder after Down: %v, want it removed", err)
+			}
 			if _, err := kc.CoreV1().Namespaces().Get(context.Background(), testNS, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("namespace after Down: %v, want NotFound", err)
 			}
@@ -321,7 +333,7 @@ func TestUpTargetKEDAWaitsForPrometheus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			loadPort, promPort := loopbackReady(t), loopbackReady(t)
 			cfg := Config{Kubeconfig: kubeconfigFor(t), Namespace: testNS, Profile: "quick", Image: testImg, PrometheusImage: promImg,
-				Target: &platform.TargetSpec{Kind: render.KindKEDA, Workload: render.WorkloadQueue}, Artifacts: t.TempDir(),
+				Target: &platform.TargetSpec{Kind: render.KindKEDA, Workload: render.WorkloadQueue},
 				NodeHost: "127.0.0.1", TargetHostPort: loadPort, PrometheusHostPort: promPort, RolloutTimeout: time.Second}
 			objs := []runtime.Object{readyDeployment(testNS, "prometheus"), readyDeployment(testNS, deploykube.QuerierName), readyDeployment(testNS, deploykube.SchedulerName)}
 			if tc.slice != nil {
@@ -364,7 +376,7 @@ func lastApplied(dyn *dynamicfake.FakeDynamicClient) string {
 func TestUpTargetAdopted(t *testing.T) {
 	dir := t.TempDir()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "theirs"}}
-	cfg := Config{Kubeconfig: kubeconfigFor(t), Profile: "quick", Image: testImg, Artifacts: dir,
+	cfg := Config{Kubeconfig: kubeconfigFor(t), Profile: "quick", Image: testImg,
 		Target: &platform.TargetSpec{Kind: render.KindKEDA, Adopt: &platform.Adopt{Namespace: "theirs", Deployment: "api",
 			ScaledObject: "api-so", LoadURL: "http://127.0.0.1:18080/"}}}
 	p, kc, dyn := targetPlatform(t, cfg, ns, readyDeployment("theirs", "api"))
@@ -382,7 +394,7 @@ func TestUpTargetAdopted(t *testing.T) {
 	if *ref != want {
 		t.Errorf("TargetRef\n %+v\nwant\n %+v", *ref, want)
 	}
-	checkKubeconfigs(t, ref, dir)
+	secrets := checkKubeconfigs(t, ref, dir)
 	if got := dynNames(t, dyn, gvrDeploy, "theirs"); len(got) != 0 {
 		t.Errorf("deployments applied in an adopted namespace: %v", got)
 	}
@@ -398,6 +410,9 @@ func TestUpTargetAdopted(t *testing.T) {
 	kc.ClearActions()
 	if err := p.Down(context.Background()); err != nil {
 		t.Fatalf("Down: %v", err)
+	}
+	if _, err := os.Stat(secrets); !os.IsNotExist(err) {
+		t.Errorf("kubeconfig folder after Down: %v, want it removed", err)
 	}
 	if _, err := kc.CoreV1().Namespaces().Get(context.Background(), "theirs", metav1.GetOptions{}); err != nil {
 		t.Errorf("adopted namespace after Down: %v, want it kept", err)
@@ -423,7 +438,7 @@ func TestUpTargetAdopted(t *testing.T) {
 // TestUpTargetAdoptedNoNamespace: adopting a namespace that does not exist
 // is an error naming it, and nothing is made.
 func TestUpTargetAdoptedNoNamespace(t *testing.T) {
-	cfg := Config{Kubeconfig: kubeconfigFor(t), Profile: "quick", Image: testImg, Artifacts: t.TempDir(),
+	cfg := Config{Kubeconfig: kubeconfigFor(t), Profile: "quick", Image: testImg,
 		Target: &platform.TargetSpec{Kind: render.KindHPA, Adopt: &platform.Adopt{Namespace: "ghost", Deployment: "api", HPA: "api", LoadURL: "http://127.0.0.1:1"}}}
 	p, _, dyn := targetPlatform(t, cfg)
 	if _, err := p.Up(context.Background()); err == nil || !strings.Contains(err.Error(), "ghost") {
@@ -436,7 +451,7 @@ func TestUpTargetAdoptedNoNamespace(t *testing.T) {
 
 func TestNewTargetBadInput(t *testing.T) {
 	kc := kubeconfigFor(t)
-	good := Config{Kubeconfig: kc, Profile: "quick", Image: testImg, PrometheusImage: promImg, Artifacts: "/tmp/x",
+	good := Config{Kubeconfig: kc, Profile: "quick", Image: testImg, PrometheusImage: promImg,
 		Target: &platform.TargetSpec{Kind: render.KindKEDA, Workload: render.WorkloadQueue}, NodeHost: "127.0.0.1", TargetHostPort: 1, PrometheusHostPort: 2}
 	adopt := func(c *Config) *platform.Adopt {
 		c.Target = &platform.TargetSpec{Kind: render.KindHPA, Adopt: &platform.Adopt{Namespace: "n", Deployment: "d", HPA: "h", LoadURL: "http://127.0.0.1:8080"}}
@@ -449,7 +464,6 @@ func TestNewTargetBadInput(t *testing.T) {
 	}{
 		{"kind", func(c *Config) { c.Target = &platform.TargetSpec{Kind: "vpa", Workload: "worker"} }, `target "vpa"`},
 		{"workload", func(c *Config) { c.Target = &platform.TargetSpec{Kind: "hpa", Workload: "batch"} }, `workload "batch"`},
-		{"no artifacts", func(c *Config) { c.Artifacts = "" }, "artifacts"},
 		{"keda without prometheus image", func(c *Config) { c.PrometheusImage = "" }, "prometheus"},
 		{"no target port", func(c *Config) { c.TargetHostPort = 0 }, "target host port"},
 		{"no prometheus port", func(c *Config) { c.PrometheusHostPort = 0 }, "prometheus host port"},

@@ -39,8 +39,9 @@ import (
 // Adopt.LoadURL.
 //
 // Either way Up asks a 1 h token of each role's ServiceAccount
-// (TokenRequest), writes three kubeconfig files into Config.Artifacts (the
-// run's own, the admin's, the viewer's; mode 0600) and returns Endpoints
+// (TokenRequest), writes three kubeconfig files into a private
+// temporary folder (the run's own, the admin's, the viewer's; mode 0600 in
+// a 0700 folder that Down removes, never under the published artifacts) and returns Endpoints
 // with Target set and the console's fields empty.
 func (p *Platform) upTarget(ctx context.Context) (platform.Endpoints, error) {
 	c, t := p.cfg, p.cfg.Target
