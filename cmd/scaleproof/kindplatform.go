@@ -70,7 +70,7 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refI
 			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
 			Target: o.targetSpec, TargetHostPort: c.HostPorts[deploykube.TargetNodePort], PrometheusHostPort: c.HostPorts[deploykube.PrometheusNodePort],
 			PrometheusImage: ad.images.Ref("prometheus"),
-			Canary: o.canary, Log: log})
+			Canary:          o.canary, Log: log})
 	}
 }
 

@@ -246,7 +246,7 @@ func TestUpTargetDeployed(t *testing.T) {
 			dir := t.TempDir()
 			loadPort, promPort := loopbackReady(t), loopbackReady(t)
 			cfg := Config{Kubeconfig: kubeconfigFor(t), Namespace: testNS, Profile: "quick", Image: testImg, PrometheusImage: promImg,
-				Target: &platform.TargetSpec{Kind: tc.kind, Workload: tc.workload},
+				Target:   &platform.TargetSpec{Kind: tc.kind, Workload: tc.workload},
 				NodeHost: "127.0.0.1", TargetHostPort: loadPort, PrometheusHostPort: promPort}
 			var objs []runtime.Object
 			for _, d := range tc.deploys {
@@ -333,7 +333,7 @@ func TestUpTargetKEDAWaitsForPrometheus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			loadPort, promPort := loopbackReady(t), loopbackReady(t)
 			cfg := Config{Kubeconfig: kubeconfigFor(t), Namespace: testNS, Profile: "quick", Image: testImg, PrometheusImage: promImg,
-				Target: &platform.TargetSpec{Kind: render.KindKEDA, Workload: render.WorkloadQueue},
+				Target:   &platform.TargetSpec{Kind: render.KindKEDA, Workload: render.WorkloadQueue},
 				NodeHost: "127.0.0.1", TargetHostPort: loadPort, PrometheusHostPort: promPort, RolloutTimeout: time.Second}
 			objs := []runtime.Object{readyDeployment(testNS, "prometheus"), readyDeployment(testNS, deploykube.QuerierName), readyDeployment(testNS, deploykube.SchedulerName)}
 			if tc.slice != nil {
