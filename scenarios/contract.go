@@ -49,6 +49,9 @@ type ContractSettings struct {
 	DownCooldown time.Duration // no step down within this of the last change
 	Interval     time.Duration // the scheduler's interval: one round per zone each
 	LowRounds    int           // all-low rounds in a row before a step down (3)
+	// LowFraction: a ready worker under this share of its in-flight limit
+	// is low (0: unknown).
+	LowFraction float64
 	// MeanUpFraction and TargetRPS size the proportional step:
 	// ceil(ready × max(mean / MeanUpFraction, rate per worker / TargetRPS)).
 	MeanUpFraction float64
@@ -91,6 +94,11 @@ type Trace struct {
 	Loads   []LoadWindow
 	Lowered []MaxLowering
 	End     time.Time // when the observation ended
+	// Rounds are the zone's step rounds as the console reported them (GET
+	// …/policy step_rounds; nil when it keeps none), oldest first, and
+	// RoundGaps the indexes before which some may be missing.
+	Rounds    []consoleclient.StepRound
+	RoundGaps map[int]bool
 }
 
 // Change is one change of a zone's count as its audit trail records it.
@@ -531,16 +539,23 @@ func lastLoadEndBefore(tr Trace, t time.Time) time.Time {
 	return out
 }
 
-// FactLowRounds: no step down before LowRounds low rounds in a row. The
-// first low round is the first after the load's end (or after the last
-// change, which resets the streak), so a step down comes no earlier than
-// LowRounds-1 scheduler intervals after the later of the two, less a
-// quarter interval for the rounds' jitter. Nil without a step down after a
-// load.
+// FactLowRounds: no step down before LowRounds low rounds in a row. A
+// round is low on the workers' in-flight alone (every worker ready and
+// under LowFraction of its limit), so under a load of short calls the low
+// rounds can begin before the load ends. When the console reports its
+// step rounds, each step down is matched to its round and the harness
+// counts, from the rounds' own inputs (each checked against the workers'
+// /metrics by FactStepWorkers), the low rounds in a row that end with it;
+// a change of the count between two rounds ends the run. Otherwise (no
+// rounds, a gap in the recording, the low fraction unknown) the step down
+// comes no earlier than LowRounds-1 scheduler intervals after the later of
+// the load's end and the last change, less a quarter interval for the
+// rounds' jitter: a bound that holds only while the load keeps a worker at
+// or over the low fraction. Nil without a step down after a load.
 func FactLowRounds(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	need := time.Duration(max(cs.LowRounds-1, 0)) * cs.Interval
 	bound := need - cs.Interval/4
-	n := 0
+	n, counted := 0, 0
 	shortest := time.Duration(math.MaxInt64)
 	var bad []string
 	for i, c := range ch {
@@ -551,11 +566,18 @@ func FactLowRounds(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		if end.IsZero() {
 			continue
 		}
+		n++
+		if low, ok := lowRoundsBefore(cs, tr, ch, c); ok {
+			counted++
+			if low < cs.LowRounds {
+				bad = append(bad, fmt.Sprintf("down %d->%d after %d low rounds in a row (by the rounds' own inputs)", c.From, c.To, low))
+			}
+			continue
+		}
 		anchor, what := end, "the load's end"
 		if ch[i-1].At.After(anchor) {
 			anchor, what = ch[i-1].At, fmt.Sprintf("%s %d->%d", ch[i-1].Kind, ch[i-1].From, ch[i-1].To)
 		}
-		n++
 		gap := c.At.Sub(anchor)
 		shortest = min(shortest, gap)
 		if gap < bound {
@@ -565,9 +587,54 @@ func FactLowRounds(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 	if n == 0 {
 		return nil
 	}
+	how := fmt.Sprintf("%d counted from the console's step rounds (a round is low when every worker is ready and under %g %% of its limit)", counted, cs.LowFraction*100)
+	if timed := n - counted; timed > 0 {
+		how += fmt.Sprintf(", %d timed: the earliest %s after the load's end or the last change, allowed from %s (%d intervals of %s less a quarter)",
+			timed, secs(shortest), secs(bound), max(cs.LowRounds-1, 0), secs(cs.Interval))
+	}
 	return fact(fmt.Sprintf("no step down before %d low rounds in a row", cs.LowRounds), len(bad) == 0,
-		"%d steps down, the earliest %s after the load's end or the last change; allowed from %s (%d intervals of %s less a quarter; settings from %s)%s",
-		n, secs(shortest), secs(bound), max(cs.LowRounds-1, 0), secs(cs.Interval), cs.Source, listed(bad))
+		"%d steps down: %s; settings from %s%s", n, how, cs.Source, listed(bad))
+}
+
+// lowRoundsBefore counts the low rounds in a row that end with the round
+// of step down c (its round: the same instant and decision). ok is false
+// when the rounds cannot tell: no round of c, the low fraction unknown, or
+// the run reaches a gap in the recording or its first round before it
+// reaches LowRounds.
+func lowRoundsBefore(cs ContractSettings, tr Trace, ch []Change, c Change) (int, bool) {
+	if cs.LowFraction <= 0 || len(tr.Rounds) == 0 {
+		return 0, false
+	}
+	low := exactRat(cs.LowFraction)
+	at := slices.IndexFunc(tr.Rounds, func(rd consoleclient.StepRound) bool {
+		return near(rd.At, c.At) && rd.Action == "down" && rd.From == c.From && rd.To == c.To
+	})
+	if at < 0 {
+		return 0, false
+	}
+	n := 0
+	for i := at; i >= 0 && n < cs.LowRounds; i-- {
+		if !StepRoundLow(low, tr.Rounds[i]) {
+			return n, true
+		}
+		n++
+		if n >= cs.LowRounds {
+			break
+		}
+		if i == 0 || tr.RoundGaps[i] {
+			return n, false
+		}
+		prev := tr.Rounds[i-1]
+		if slices.ContainsFunc(ch, func(x Change) bool {
+			return x.At.After(prev.At.Add(exactSlack)) && x.At.Before(tr.Rounds[i].At.Add(-exactSlack))
+		}) {
+			return n, true // a change of the count between the rounds ends the run
+		}
+		if prev.Action != "hold" {
+			return n, true // the round before changed the count
+		}
+	}
+	return n, true
 }
 
 // FactNoLinger: once a step down is allowed (the low rounds done, the down

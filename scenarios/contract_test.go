@@ -384,3 +384,75 @@ func TestBackPressureAtLimit(t *testing.T) {
 		})
 	}
 }
+
+// A round is low on in-flight alone, so under a load of short calls the
+// low rounds can begin before the load ends: with the console's rounds the
+// low rounds are counted from the rounds' inputs, not timed from the
+// load's end (the kind canary run: down 3->2 2.8 s after the load's end,
+// after three low rounds, the first under the load).
+func TestFactLowRoundsCountsTheRounds(t *testing.T) {
+	cs := quickSettings
+	cs.LowFraction = 0.3
+	// worker samples: in-flight 4 of 32 is low (12.5 %), 16 of 32 is not.
+	round := func(s float64, in int, action string, from, to int) consoleclient.StepRound {
+		rd := consoleclient.StepRound{At: at(s), Actor: "scheduler", Count: from, Max: 3, Action: action, From: from, To: to}
+		for i := range from {
+			rd.Workers = append(rd.Workers, consoleclient.StepRoundWorker{StepRoundSample: consoleclient.StepRoundSample{
+				ID: strconv.Itoa(i), Reachable: true, Ready: true, Limit: 32, InFlight: in}})
+		}
+		return rd
+	}
+	// rounds every 2 s from 8.8 s; the load ends at 20 s; down 3->2 at 22.8 s.
+	rounds := func(ins ...int) []consoleclient.StepRound {
+		var out []consoleclient.StepRound
+		for i, in := range ins {
+			s := 8.8 + 2*float64(i)
+			if i == len(ins)-1 {
+				out = append(out, round(s, in, "down", 3, 2))
+			} else {
+				out = append(out, round(s, in, "hold", 3, 3))
+			}
+		}
+		return out
+	}
+	evs := []ev{
+		{0, "workers.max_count", "", "0", "3", ""},
+		{0, "workers.count", "", "0", "1", "zone created"},
+		{4, "workers.autoscale", "up", "1", "3", "mean in-flight 100%"},
+		{22.8, "workers.autoscale", "down", "3", "2", "low"},
+	}
+	ch := Changes(entries(evs))
+	base := Trace{Max: 3, Loads: []LoadWindow{{Start: at(1), End: at(20), VUs: 64}}, End: at(30)}
+	for _, c := range []struct {
+		name   string
+		rounds []consoleclient.StepRound
+		gaps   map[int]bool
+		cs     ContractSettings
+		pass   bool
+		detail string
+	}{
+		{"three low rounds, the first under the load", rounds(16, 16, 16, 16, 16, 4, 4, 4), nil, cs, true, "1 counted from the console's step rounds"},
+		{"one low round", rounds(16, 16, 16, 16, 16, 16, 16, 4), nil, cs, false, "after 1 low rounds in a row"},
+		{"two low rounds", rounds(16, 16, 16, 16, 16, 16, 4, 4), nil, cs, false, "after 2 low rounds in a row"},
+		{"a worker not ready ends the run", func() []consoleclient.StepRound {
+			r := rounds(4, 4, 4, 4, 4, 4, 4, 4)
+			r[6].Workers[1].Ready = false
+			return r
+		}(), nil, cs, false, "after 1 low rounds in a row"},
+		{"no rounds: timed from the load's end", nil, nil, cs, false, "down 3->2 2.8 s after the load's end"},
+		{"a gap before the third: timed", rounds(16, 16, 16, 16, 16, 16, 4, 4), map[int]bool{6: true}, cs, false, "1 timed"},
+		{"low fraction unknown: timed", rounds(16, 16, 16, 16, 16, 4, 4, 4), nil, quickSettings, false, "0 counted"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr := base
+			tr.Rounds, tr.RoundGaps = c.rounds, c.gaps
+			f := FactLowRounds(c.cs, tr, ch)
+			if f == nil {
+				t.Fatal("no fact")
+			}
+			if f.Passed != c.pass || !strings.Contains(f.Detail, c.detail) {
+				t.Errorf("passed %v (want %v): %s\nwant detail with %q", f.Passed, c.pass, f.Detail, c.detail)
+			}
+		})
+	}
+}

@@ -26,6 +26,9 @@ func (e *Env) contractSettings(ctx context.Context) ContractSettings {
 		cs.UpCooldown = secondsDur(ac.UpCooldownSeconds)
 		cs.DownCooldown = secondsDur(ac.DownCooldownSeconds)
 		cs.LowRounds, cs.MeanUpFraction, cs.TargetRPS = ac.LowRounds, ac.MeanUpFraction, ac.TargetRPS
+		if ac.LowFraction > 0 && ac.LowFraction < 1 {
+			cs.LowFraction = ac.LowFraction
+		}
 		if ac.IntervalSeconds > 0 {
 			cs.Interval = secondsDur(ac.IntervalSeconds)
 		}
@@ -69,7 +72,11 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 	s.mu.Lock()
 	tr := Trace{Max: s.maxCount, Audit: entries, Samples: s.Samples(), Lowered: append([]MaxLowering(nil), s.lowered...), End: end}
 	loads := append([]*loadRun(nil), s.loads...)
+	rec := s.steps
 	s.mu.Unlock()
+	if rec != nil {
+		tr.Rounds, tr.RoundGaps, _, _ = rec.stepSnapshot()
+	}
 	for _, l := range loads {
 		tr.Loads = append(tr.Loads, l.window())
 	}

@@ -87,6 +87,21 @@ type StepExpect struct {
 	Rule string
 }
 
+// StepRoundLow reports whether round rd is low: every worker the count
+// asks for listed, ready (answered, reports itself ready, an in-flight
+// limit > 0) and under the low fraction of its limit.
+func StepRoundLow(low *big.Rat, rd consoleclient.StepRound) bool {
+	if rd.Missing > 0 || len(rd.Workers) == 0 {
+		return false
+	}
+	for _, w := range rd.Workers {
+		if !w.Reachable || !w.Ready || w.Limit <= 0 || big.NewRat(int64(max(w.InFlight, 0)), int64(w.Limit)).Cmp(low) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // DecideStep recomputes one round's decision from its inputs, with streak
 // the low rounds in a row before it (the oracle's own count).
 func DecideStep(r StepRules, rd consoleclient.StepRound, streak int) StepExpect {
