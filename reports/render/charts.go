@@ -156,6 +156,13 @@ func (c *chart) svg() (string, error) {
 		top := c.p.Title.TextStyle.Rectangle(c.p.Title.Text).Size().Y + c.p.Title.Padding + vg.Points(4)
 		c.leg.Draw(draw.Crop(dc, chartW-legW+vg.Points(6), 0, 0, -top))
 	}
+	return InlineSVG(cv)
+}
+
+// InlineSVG is the canvas as an inline <svg> element for an HTML page: its
+// output from the <svg> tag on, without the XML prolog. An error when the
+// canvas writes no <svg> element.
+func InlineSVG(cv *vgsvg.Canvas) (string, error) {
 	var b bytes.Buffer
 	if _, err := cv.WriteTo(&b); err != nil {
 		return "", err

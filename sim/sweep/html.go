@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -18,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/scaleproof/scaleproof/reports/render"
 )
 
 // metric is one heatmap's quantity.
@@ -175,16 +176,7 @@ func heatmapSVG(title string, ax Axis, ay *Axis, g grid, labels plotter.XYLabels
 	hgt := vg.Length(math.Max(1.6, 0.55*float64(g.ny)+1.1)) * vg.Inch
 	cv := vgsvg.New(w, hgt)
 	p.Draw(draw.New(cv))
-	var b bytes.Buffer
-	if _, err := cv.WriteTo(&b); err != nil {
-		return "", err
-	}
-	s := b.String()
-	i := strings.Index(s, "<svg")
-	if i < 0 {
-		return "", fmt.Errorf("sweep: no <svg> element in the canvas output")
-	}
-	return s[i:], nil
+	return render.InlineSVG(cv)
 }
 
 var page = template.Must(template.New("sweep").Parse(`<!doctype html>
