@@ -33,7 +33,7 @@ func TestE2E(t *testing.T) {
 
 var (
 	pf        *kubeconfig.Platform
-	kp        *kind.Kind // set when the suite made its own kind cluster
+	kp        *platform.OnCluster[kind.Cluster] // set when the suite made its own kind cluster
 	ep        platform.Endpoints
 	prof      scenarios.Profile
 	cc        *consoleclient.Client
@@ -109,23 +109,23 @@ func upOwnKind(ctx context.Context) {
 	GinkgoHelper()
 	var ref string
 	var err error
-	kp, err = kind.New(kind.Config{RunID: "e2e-" + runID, Provider: os.Getenv("SCALEPROOF_E2E_KIND_PROVIDER"),
+	k, err := kind.New(kind.Config{RunID: "e2e-" + runID, Provider: os.Getenv("SCALEPROOF_E2E_KIND_PROVIDER"),
 		Artifacts: artifacts, NodePorts: []int{deploykube.EdgeNodePort, deploykube.ConsoleNodePort},
 		Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil)), Out: GinkgoWriter,
 		Images: func(ctx context.Context) ([]string, error) {
 			res, err := image.Build(ctx, image.BuildOptions{ModuleDir: "..", Out: filepath.Join(artifacts, "scaleproof-ref.tar")})
 			ref = res.Ref
 			return []string{res.Archive}, err
-		},
-		Deploy: func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
-			p, err := kubeconfig.New(kubeconfig.Config{Name: "kind", Kubeconfig: c.Kubeconfig, Namespace: "scaleproof-e2e-" + runID,
-				Profile: prof.Name, Image: ref, Group: group, NodeHost: c.NodeHost,
-				ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
-				Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil))})
-			pf = p
-			return p, err
 		}})
 	Expect(err).NotTo(HaveOccurred())
+	kp = platform.NewOnCluster(k, func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
+		p, err := kubeconfig.New(kubeconfig.Config{Name: "kind", Kubeconfig: c.Kubeconfig, Namespace: "scaleproof-e2e-" + runID,
+			Profile: prof.Name, Image: ref, Group: group, NodeHost: c.NodeHost,
+			ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
+			Log: slog.New(slog.NewTextHandler(GinkgoWriter, nil))})
+		pf = p
+		return p, err
+	}, platform.OnClusterOptions{})
 	start := time.Now()
 	ep, err = kp.Up(ctx)
 	Expect(err).NotTo(HaveOccurred())

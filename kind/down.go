@@ -2,12 +2,11 @@ package kind
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
 
-// Down deletes the cluster (and with it everything deployed), unless Keep:
+// Down deletes the cluster (and with it everything deployed on it), unless Keep:
 // then it says how to reach and delete it. Safe to call more than once and
 // after a failed Up.
 func (k *Kind) Down(ctx context.Context) error {
@@ -17,7 +16,6 @@ func (k *Kind) Down(ctx context.Context) error {
 		return nil
 	}
 	k.downDone = true
-	dep := k.deployed
 	api := k.api()
 	engine := k.engine.Name
 	k.mu.Unlock()
@@ -26,24 +24,15 @@ func (k *Kind) Down(ctx context.Context) error {
 			k.name, k.kubeconfig, k.name, engine, k.kubeconfig)
 		return nil
 	}
-	var errs []error
-	if dep != nil {
-		// only for what the deploy step holds on this machine (port-forwards,
-		// clients): the cluster's own objects go with the cluster, so its wait
-		// for the namespace to drain (40 s in published) is cut short
-		dctx, cancel := context.WithTimeout(ctx, deployedDownBudget)
-		if err := dep.Down(dctx); err != nil {
-			k.cfg.Log.Info("deployed system down cut short; the cluster delete removes the rest", "err", err)
-		}
-		cancel()
-	}
-	errs = append(errs, k.step("delete cluster", func() error { return api.Delete(k.name, k.kubeconfig) }))
-	return errors.Join(errs...)
+	return k.step("delete cluster", func() error { return api.Delete(k.name, k.kubeconfig) })
 }
 
-// deployedDownBudget bounds the deployed system's Down before the cluster
-// is deleted.
-const deployedDownBudget = 5 * time.Second
+// SystemDown: with --keep the system stays on the kept cluster; else only
+// what the deploy step holds on this machine (port-forwards, clients) needs
+// its Down, within 5 s: the cluster's own objects go with the cluster, so
+// the system's wait for its namespace to drain (40 s in published) is cut
+// short.
+func (k *Kind) SystemDown() (keep bool, budget time.Duration) { return k.cfg.Keep, 5 * time.Second }
 
 // DeleteCluster deletes the kind cluster name (one kept with --keep) on the
 // engine chosen as Up chooses it; kubeconfig ("" for none) loses its context.

@@ -2,17 +2,15 @@ package kind
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 )
 
-// DumpLogs copies the system's logs (from the deploy step's platform) and
-// kind's own logs of every node (journal, kubelet, containerd, pods) into
-// dir, before anything is deleted.
+// DumpLogs copies kind's own logs of every node (journal, kubelet,
+// containerd, pods) into dir/kind, before anything is deleted.
 func (k *Kind) DumpLogs(ctx context.Context, dir string) error {
 	k.mu.Lock()
-	created, dep := k.created, k.deployed
+	created := k.created
 	var api clusters
 	if created {
 		api = k.api()
@@ -21,16 +19,11 @@ func (k *Kind) DumpLogs(ctx context.Context, dir string) error {
 	if !created {
 		return nil
 	}
-	var errs []error
-	if dep != nil {
-		errs = append(errs, dep.DumpLogs(ctx, dir))
-	}
-	errs = append(errs, k.step("export logs", func() error {
+	return k.step("export logs", func() error {
 		out := filepath.Join(dir, "kind")
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			return err
 		}
 		return api.CollectLogs(k.name, out)
-	}))
-	return errors.Join(errs...)
+	})
 }

@@ -63,7 +63,7 @@ func TestKindClusterForReal(t *testing.T) {
 		if up, _ := k.IsUp(context.Background()); up {
 			t.Error("cluster still up after Down")
 		}
-		for _, s := range k.Steps() {
+		for _, s := range k.Steps().Steps() {
 			t.Logf("step %-16s %6.1f s err=%v", s.Name, s.Duration.Seconds(), s.Err)
 		}
 		t.Logf("platform output:\n%s", out.String())

@@ -5,10 +5,10 @@ import (
 	"slices"
 )
 
-// IsUp reports whether the cluster exists and the deployed system answers.
+// IsUp reports whether the cluster exists.
 func (k *Kind) IsUp(ctx context.Context) (bool, error) {
 	k.mu.Lock()
-	created, dep := k.created, k.deployed
+	created := k.created
 	var api clusters
 	if created {
 		api = k.api()
@@ -21,11 +21,5 @@ func (k *Kind) IsUp(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !slices.Contains(names, k.name) {
-		return false, nil
-	}
-	if dep == nil {
-		return true, nil
-	}
-	return dep.IsUp(ctx)
+	return slices.Contains(names, k.name), nil
 }

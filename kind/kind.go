@@ -1,9 +1,11 @@
 // Package kind is the kind platform: a single-node Kubernetes cluster made
 // with kind's Go API (sigs.k8s.io/kind/pkg/cluster, never a kind binary),
 // the harness's images loaded into the node through kind's image-archive
-// loading, then the system deployed by the kubeconfig platform. One verb a
-// file, as kubetest2's deployers are: up.go, down.go, isup.go, dumplogs.go,
-// kubeconfig.go; provider.go picks the container engine.
+// loading, then handed over (Cluster: its kubeconfig and host ports). A
+// cluster maker only: platform.OnCluster puts it together with the system
+// deployed on it (the kubeconfig platform). One verb a file, as kubetest2's
+// deployers are: up.go, down.go, isup.go, dumplogs.go, kubeconfig.go;
+// provider.go picks the container engine.
 //
 // On a host whose Docker allows privileged containers, kind's published
 // kindest/node image is used when Docker has it. Elsewhere (podman; or
@@ -21,11 +23,12 @@ import (
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 
-	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/internal/steps"
 )
 
-// Cluster is what the deploy step gets: the cluster's kubeconfig and the
-// host ports (on 127.0.0.1) mapped to the node's NodePorts.
+// Cluster is what Up hands over to the deploy step: the cluster's
+// kubeconfig and the host ports (on 127.0.0.1) mapped to the node's
+// NodePorts.
 type Cluster struct {
 	Name       string
 	Kubeconfig string // path of the kubeconfig file (in the artifacts folder)
@@ -33,11 +36,6 @@ type Cluster struct {
 	// HostPorts maps each NodePort of Config.NodePorts to its host port.
 	HostPorts map[int]int
 }
-
-// DeployFunc deploys the system onto a cluster (the kubeconfig platform)
-// and returns the platform that serves it; kind calls its Up, DumpLogs and
-// Down inside its own.
-type DeployFunc func(ctx context.Context, c Cluster) (platform.Platform, error)
 
 // Config configures the kind platform.
 type Config struct {
@@ -54,9 +52,6 @@ type Config struct {
 	// Images returns the image archives (docker-archive tars) to load into
 	// the node before deploying.
 	Images func(ctx context.Context) ([]string, error)
-	// Deploy deploys the system; nil: Up stops after the images are loaded
-	// and returns empty Endpoints (the lifecycle alone).
-	Deploy DeployFunc
 	// EnsureNodeImage makes sure the engine has our node image and returns
 	// its tag (kind/nodeimage); nil uses the default builder.
 	EnsureNodeImage func(ctx context.Context, engine string) (string, error)
@@ -64,13 +59,6 @@ type Config struct {
 	Log             *slog.Logger
 	Out             io.Writer // progress lines; nil discards
 	Now             func() time.Time
-}
-
-// Step is one timed step of the platform (a JUnit case of the run).
-type Step struct {
-	Name     string
-	Duration time.Duration
-	Err      error
 }
 
 // Kind is the kind platform.
@@ -84,8 +72,7 @@ type Kind struct {
 	engine    Engine
 	hostPorts map[int]int
 	created   bool
-	deployed  platform.Platform
-	steps     []Step
+	steps     *steps.Recorder
 	downDone  bool
 	testAPI   clusters // tests only: replaces kind's provider
 }
@@ -114,7 +101,8 @@ func New(cfg Config) (*Kind, error) {
 	if cfg.Prober == nil {
 		cfg.Prober = realProber{}
 	}
-	k := &Kind{cfg: cfg, name: ClusterName(cfg.RunID)}
+	k := &Kind{cfg: cfg, name: ClusterName(cfg.RunID),
+		steps: &steps.Recorder{Prefix: "kind", Topic: "kind step", Log: cfg.Log, Out: cfg.Out, Now: cfg.Now}}
 	k.kubeconfig = kubeconfigPath(cfg.Artifacts)
 	return k, nil
 }
@@ -151,28 +139,9 @@ func ClusterName(runID string) string {
 // ClusterName is this run's cluster name.
 func (k *Kind) ClusterName() string { return k.name }
 
-// Steps are the platform's steps so far (provider, node image, create,
-// load, deploy, logs, delete), for the run's JUnit.
-func (k *Kind) Steps() []Step {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return append([]Step(nil), k.steps...)
-}
+// Steps records the platform's steps (provider, node image, create,
+// load, logs, delete; OnCluster adds the deploy step), for the run's JUnit.
+func (k *Kind) Steps() *steps.Recorder { return k.steps }
 
 // step runs fn as a named, timed step.
-func (k *Kind) step(name string, fn func() error) error {
-	start := k.cfg.Now()
-	k.cfg.Log.Info("kind step", "step", name)
-	err := fn()
-	d := k.cfg.Now().Sub(start)
-	k.mu.Lock()
-	k.steps = append(k.steps, Step{Name: name, Duration: d, Err: err})
-	k.mu.Unlock()
-	if err != nil {
-		k.cfg.Log.Error("kind step failed", "step", name, "seconds", d.Seconds(), "err", err)
-	} else {
-		k.cfg.Log.Info("kind step done", "step", name, "seconds", d.Seconds())
-		fmt.Fprintf(k.cfg.Out, "kind: %s in %.1f s\n", name, d.Seconds())
-	}
-	return err
-}
+func (k *Kind) step(name string, fn func() error) error { return k.steps.Run(name, fn) }

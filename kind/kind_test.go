@@ -10,10 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
-
-	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 type fakeProber struct{ docker, podman error }
@@ -179,33 +178,14 @@ func (f *fakeClusters) LoadImageArchive(_, archive string) error {
 	return nil
 }
 
-type fakeSystem struct {
-	up, down, logs int
-	upErr          error
-}
-
-func (s *fakeSystem) Name() string { return "kubeconfig" }
-func (s *fakeSystem) Up(context.Context) (platform.Endpoints, error) {
-	s.up++
-	return platform.Endpoints{ConsoleURL: "http://127.0.0.1:1", EdgeURL: "http://127.0.0.1:2"}, s.upErr
-}
-func (s *fakeSystem) Down(context.Context) error             { s.down++; return nil }
-func (s *fakeSystem) IsUp(context.Context) (bool, error)     { return true, nil }
-func (s *fakeSystem) DumpLogs(context.Context, string) error { s.logs++; return nil }
-
-func newTestKind(t *testing.T, fc *fakeClusters, sys *fakeSystem, mod func(*Config)) (*Kind, *Cluster) {
+func newTestKind(t *testing.T, fc *fakeClusters, mod func(*Config)) *Kind {
 	t.Helper()
-	var got Cluster
 	cfg := Config{RunID: "t1", Provider: "auto", Artifacts: t.TempDir(), NodePorts: []int{30080, 30081},
 		Prober: fakeProber{docker: errors.New("unable to apply caps")},
 		EnsureNodeImage: func(context.Context, string) (string, error) {
 			return "localhost/scaleproof/kind-node:v1.37.0-abc", nil
 		},
 		Images: func(context.Context) ([]string, error) { return []string{"/x/ref.tar"}, nil },
-		Deploy: func(_ context.Context, c Cluster) (platform.Platform, error) {
-			got = c
-			return sys, nil
-		},
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -215,12 +195,12 @@ func newTestKind(t *testing.T, fc *fakeClusters, sys *fakeSystem, mod func(*Conf
 		t.Fatal(err)
 	}
 	k.testAPI = fc
-	return k, &got
+	return k
 }
 
 func stepNames(k *Kind) string {
 	var s []string
-	for _, st := range k.Steps() {
+	for _, st := range k.Steps().Steps() {
 		n := st.Name
 		if st.Err != nil {
 			n += "!"
@@ -232,17 +212,14 @@ func stepNames(k *Kind) string {
 
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
-	fc, sys := &fakeClusters{}, &fakeSystem{}
+	fc := &fakeClusters{}
 	var out bytes.Buffer
-	k, got := newTestKind(t, fc, sys, func(c *Config) { c.Out = &out })
-	ep, err := k.Up(ctx)
+	k := newTestKind(t, fc, func(c *Config) { c.Out = &out })
+	got, err := k.Up(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ep.EdgeURL == "" || sys.up != 1 {
-		t.Fatalf("endpoints %+v, system up %d", ep, sys.up)
-	}
-	if got.Kubeconfig != k.Kubeconfig() || got.NodeHost != "127.0.0.1" || got.HostPorts[30080] == 0 || got.HostPorts[30081] == 0 {
+	if got.Name != "scaleproof-t1" || got.Kubeconfig != k.Kubeconfig() || got.NodeHost != "127.0.0.1" || got.HostPorts[30080] == 0 || got.HostPorts[30081] == 0 {
 		t.Fatalf("deploy got %+v", got)
 	}
 	if _, err := os.Stat(k.Kubeconfig()); err != nil || filepath.Dir(k.Kubeconfig()) != mustAbs(t, k.cfg.Artifacts) {
@@ -267,8 +244,8 @@ func TestLifecycle(t *testing.T) {
 	if err := k.DumpLogs(ctx, logs); err != nil {
 		t.Fatal(err)
 	}
-	if sys.logs != 1 || fc.logsDir != filepath.Join(logs, "kind") {
-		t.Fatalf("logs: system %d, kind %q", sys.logs, fc.logsDir)
+	if fc.logsDir != filepath.Join(logs, "kind") {
+		t.Fatalf("logs: kind %q", fc.logsDir)
 	}
 	if err := k.Down(ctx); err != nil {
 		t.Fatal(err)
@@ -276,13 +253,16 @@ func TestLifecycle(t *testing.T) {
 	if err := k.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(fc.deleted) != 1 || sys.down != 1 {
-		t.Fatalf("deleted %v, system down %d (want once each)", fc.deleted, sys.down)
+	if len(fc.deleted) != 1 {
+		t.Fatalf("deleted %v (want once)", fc.deleted)
 	}
 	if up, _ := k.IsUp(ctx); up {
 		t.Fatal("IsUp true after Down")
 	}
-	if want := "choose provider,node image,create cluster,confine,load images,deploy,export logs,delete cluster"; stepNames(k) != want {
+	if keep, budget := k.SystemDown(); keep || budget != 5*time.Second {
+		t.Errorf("SystemDown %v %s, want the system's Down cut short at 5 s: the cluster delete removes it", keep, budget)
+	}
+	if want := "choose provider,node image,create cluster,confine,load images,export logs,delete cluster"; stepNames(k) != want {
 		t.Fatalf("steps %s, want %s", stepNames(k), want)
 	}
 }
@@ -298,12 +278,11 @@ func mustAbs(t *testing.T, p string) string {
 func TestFailedCreateIsStillDeleted(t *testing.T) {
 	ctx := context.Background()
 	fc := &fakeClusters{createErr: errors.New("kubeadm init failed")}
-	sys := &fakeSystem{}
-	k, _ := newTestKind(t, fc, sys, nil)
+	k := newTestKind(t, fc, nil)
 	if _, err := k.Up(ctx); err == nil || !strings.Contains(err.Error(), "kubeadm init failed") || !strings.Contains(err.Error(), "scaleproof-t1") {
 		t.Fatalf("err %v", err)
 	}
-	if sys.up != 0 || len(fc.loaded) != 0 {
+	if len(fc.loaded) != 0 {
 		t.Fatal("went on after a failed create")
 	}
 	if err := k.DumpLogs(ctx, t.TempDir()); err != nil {
@@ -322,17 +301,17 @@ func TestFailedCreateIsStillDeleted(t *testing.T) {
 
 func TestKeepLeavesTheCluster(t *testing.T) {
 	ctx := context.Background()
-	fc, sys := &fakeClusters{}, &fakeSystem{}
+	fc := &fakeClusters{}
 	var out bytes.Buffer
-	k, _ := newTestKind(t, fc, sys, func(c *Config) { c.Keep = true; c.Out = &out })
+	k := newTestKind(t, fc, func(c *Config) { c.Keep = true; c.Out = &out })
 	if _, err := k.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := k.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if len(fc.deleted) != 0 || sys.down != 0 {
-		t.Fatalf("--keep deleted: %v, system down %d", fc.deleted, sys.down)
+	if keep, _ := k.SystemDown(); len(fc.deleted) != 0 || !keep {
+		t.Fatalf("--keep deleted: %v; the system kept: %v", fc.deleted, keep)
 	}
 	if !strings.Contains(out.String(), "kept cluster scaleproof-t1") || !strings.Contains(out.String(), k.Kubeconfig()) {
 		t.Fatalf("out %q", out.String())
@@ -341,8 +320,8 @@ func TestKeepLeavesTheCluster(t *testing.T) {
 
 func TestNoEngineMakesNothing(t *testing.T) {
 	ctx := context.Background()
-	fc, sys := &fakeClusters{}, &fakeSystem{}
-	k, _ := newTestKind(t, fc, sys, func(c *Config) {
+	fc := &fakeClusters{}
+	k := newTestKind(t, fc, func(c *Config) {
 		c.Prober = fakeProber{docker: errors.New("docker is not installed"), podman: errors.New("podman is not installed")}
 	})
 	_, err := k.Up(ctx)

@@ -13,19 +13,18 @@ import (
 	"sigs.k8s.io/kind/pkg/apis/config/defaults"
 
 	"github.com/scaleproof/scaleproof/kind/nodeimage"
-	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // Up picks the engine, makes sure the node image is there, creates the
 // cluster (kubeconfig into the artifacts), keeps its Service range
-// inside it (ConfineRules), loads the images and deploys the
-// system. Whatever it made is deleted by Down, also after a failed Up.
-func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
+// inside it (ConfineRules), loads the images and hands the cluster over.
+// Whatever it made is deleted by Down, also after a failed Up.
+func (k *Kind) Up(ctx context.Context) (Cluster, error) {
 	if k.cfg.Artifacts == "" {
-		return platform.Endpoints{}, errors.New("kind: an artifacts folder is needed (kubeconfig and logs go there)")
+		return Cluster{}, errors.New("kind: an artifacts folder is needed (kubeconfig and logs go there)")
 	}
 	if err := os.MkdirAll(k.cfg.Artifacts, 0o755); err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 	if err := k.step("choose provider", func() error {
 		e, err := ChooseEngine(ctx, k.cfg.Provider, k.cfg.Prober)
@@ -42,7 +41,7 @@ func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
 		k.cfg.Log.Info("kind provider", "engine", e.Name, "why", e.Why)
 		return nil
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 
 	var image string
@@ -54,12 +53,12 @@ func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
 		}
 		return err
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 
 	hostPorts, err := freeHostPorts(k.cfg.NodePorts)
 	if err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 	cc := ClusterConfig(ClusterConfigOptions{Name: k.name, Image: image, StaticCNI: StaticCNI(image), HostPorts: hostPorts})
 	if b, err := RenderClusterConfig(cc); err == nil {
@@ -76,15 +75,15 @@ func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
 		}
 		return nil
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 	if err := k.step("confine", func() error {
 		return api.Confine(k.name, []string{ServiceSubnet})
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Cluster{}, err
 	}
 
 	if k.cfg.Images != nil {
@@ -100,25 +99,10 @@ func (k *Kind) Up(ctx context.Context) (platform.Endpoints, error) {
 			}
 			return nil
 		}); err != nil {
-			return platform.Endpoints{}, err
+			return Cluster{}, err
 		}
 	}
-	if k.cfg.Deploy == nil {
-		return platform.Endpoints{}, nil
-	}
-	var ep platform.Endpoints
-	err = k.step("deploy", func() error {
-		pf, err := k.cfg.Deploy(ctx, Cluster{Name: k.name, Kubeconfig: k.kubeconfig, NodeHost: "127.0.0.1", HostPorts: hostPorts})
-		if err != nil {
-			return err
-		}
-		k.mu.Lock()
-		k.deployed = pf
-		k.mu.Unlock()
-		ep, err = pf.Up(ctx)
-		return err
-	})
-	return ep, err
+	return Cluster{Name: k.name, Kubeconfig: k.kubeconfig, NodeHost: "127.0.0.1", HostPorts: hostPorts}, nil
 }
 
 // StaticCNI reports whether image is one of ours (static CNI config in the

@@ -1,24 +1,23 @@
-// Package deployer is the cloud platform: a platform.Platform over any
+// Package deployer is the cloud platform's cluster maker over any
 // cloud.Provider (cloud/gke, cloud/eks, cloud/aks), in the manner of
 // kubetest2's deployers. Up creates a cluster (or adopts --cluster), makes
 // sure the image repository exists, pushes the scaleproof-ref image there
 // with go-containerregistry, writes a kubeconfig whose user reads a token
 // file that a goroutine keeps fresh from Provider.Token (EKS tokens last 15
-// minutes), then hands off to the kubeconfig platform
-// (scenarios/platform/kubeconfig), which deploys and serves exactly as it
-// does on kind. Down dumps the logs, takes the system down, then deletes
-// what Up created in reverse order, never an adopted cluster.
+// minutes), then hands the cluster over (Handoff). platform.OnCluster puts
+// it together with the kubeconfig platform, which deploys and serves
+// exactly as it does on kind. Down deletes what Up created in reverse
+// order, never an adopted cluster.
 //
 // One verb a file: up.go, down.go, isup.go, dumplogs.go, credentials.go
 // (kubeconfig and token refresh), push.go (the image).
 //
-// Must not import scenarios/ (only scenarios/platform, as kind/ does).
+// Must not import scenarios/ (kind/ neither).
 package deployer
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -27,15 +26,15 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/scaleproof/scaleproof/cloud"
-	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/internal/steps"
 )
 
 // ErrNoTTL is Up's refusal to create anything without a TTL: what a run
 // creates must carry an expiry the janitor can act on.
 var ErrNoTTL = errors.New("--ttl is required for a cloud platform (for example --ttl 3h): everything the run creates is labelled with its expiry, and `scaleproof cloud janitor` deletes it after")
 
-// Handoff is what the deploy step gets once a cluster exists and the image
-// is in a registry it pulls from.
+// Handoff is what Up hands over to the deploy step once a cluster exists
+// and the image is in a registry it pulls from.
 type Handoff struct {
 	Cluster cloud.Cluster
 	// Kubeconfig is the path of the kubeconfig Up writes (its user reads
@@ -45,11 +44,6 @@ type Handoff struct {
 	// Image is the pushed image's exact reference (REPOSITORY:TAG).
 	Image string
 }
-
-// DeployFunc deploys the system onto the cluster (the kubeconfig platform,
-// reached through port-forwards) and returns that platform; the deployer
-// calls its Up, DumpLogs and Down inside its own.
-type DeployFunc func(ctx context.Context, h Handoff) (platform.Platform, error)
 
 // ImageFunc returns the scaleproof-ref image and its tag (the same image
 // the kind platform loads).
@@ -66,9 +60,6 @@ type Config struct {
 	// temporary folder (Handoff).
 	Artifacts string
 	Image     ImageFunc
-	// Deploy deploys the system; nil: Up stops after the credentials and
-	// returns empty Endpoints (the lifecycle alone).
-	Deploy DeployFunc
 	// RefreshBefore is how long before the token's expiry it is replaced
 	// (0: 5 minutes, at most half its lifetime).
 	RefreshBefore time.Duration
@@ -78,13 +69,6 @@ type Config struct {
 	// cluster is deleted (its objects go with the cluster; 0: 10 s). On an
 	// adopted cluster Down waits for the namespace to go, bounded by ctx.
 	DeployedDownBudget time.Duration
-}
-
-// Step is one timed step of the platform (a JUnit case of the run).
-type Step struct {
-	Name     string
-	Duration time.Duration
-	Err      error
 }
 
 // Deployer is the cloud platform.
@@ -97,19 +81,15 @@ type Deployer struct {
 	mu       sync.Mutex
 	cluster  *cloud.Cluster  // set once Create or Adopt returned (even with an error)
 	registry *cloud.Registry // set once EnsureRegistry returned
-	deployed platform.Platform
 	refresh  *refresher
 	// secretDir is the private folder (0700) of the token and kubeconfig;
 	// Down removes it.
 	secretDir string
-	steps     []Step
-	dumped    bool
+	steps     *steps.Recorder
 	downDone  bool
 	// onRefresh (tests) gets each token refresh's result.
 	onRefresh chan error
 }
-
-var _ platform.Platform = (*Deployer)(nil)
 
 // New checks cfg; nothing is contacted until Up. A missing TTL is
 // ErrNoTTL (a usage error: the command exits 2).
@@ -148,6 +128,7 @@ func New(cfg Config) (*Deployer, error) {
 	if d.cfg.DeployedDownBudget <= 0 {
 		d.cfg.DeployedDownBudget = 10 * time.Second
 	}
+	d.steps = &steps.Recorder{Prefix: d.Name(), Topic: "cloud step", Log: d.log, Out: d.out, Now: d.now}
 	return d, nil
 }
 
@@ -162,11 +143,21 @@ func (d *Deployer) ClusterName() string {
 	return cloud.ClusterName(d.cfg.Options.RunID)
 }
 
-// Steps are the platform's steps so far, for the run's JUnit.
-func (d *Deployer) Steps() []Step {
+// Steps records the platform's steps (OnCluster adds the deploy step and,
+// on an adopted cluster, the system's down), for the run's JUnit.
+func (d *Deployer) Steps() *steps.Recorder { return d.steps }
+
+// SystemDown: on a cluster the run created, the system's objects go with
+// the cluster, so its Down (port-forwards, clients) gets DeployedDownBudget;
+// on an adopted cluster, which stays, its namespace must go and its Down is
+// waited for.
+func (d *Deployer) SystemDown() (keep bool, budget time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]Step(nil), d.steps...)
+	if d.cluster != nil && d.cluster.Adopted || d.cfg.Options.Cluster != "" {
+		return false, 0
+	}
+	return false, d.cfg.DeployedDownBudget
 }
 
 // Created is what the run created and Down has not yet deleted, in
@@ -189,19 +180,4 @@ func (d *Deployer) createdLocked() []cloud.Resource {
 }
 
 // step runs fn as a named, timed step.
-func (d *Deployer) step(name string, fn func() error) error {
-	start := d.now()
-	d.log.Info("cloud step", "step", name)
-	err := fn()
-	dur := d.now().Sub(start)
-	d.mu.Lock()
-	d.steps = append(d.steps, Step{Name: name, Duration: dur, Err: err})
-	d.mu.Unlock()
-	if err != nil {
-		d.log.Error("cloud step failed", "step", name, "seconds", dur.Seconds(), "err", err)
-	} else {
-		d.log.Info("cloud step done", "step", name, "seconds", dur.Seconds())
-		fmt.Fprintf(d.out, "%s: %s in %.1f s\n", d.Name(), name, dur.Seconds())
-	}
-	return err
-}
+func (d *Deployer) step(name string, fn func() error) error { return d.steps.Run(name, fn) }

@@ -59,6 +59,7 @@ func (s *system) Calls() []string {
 type rig struct {
 	p   *cloudfake.Provider
 	d   *Deployer
+	pf  *platform.OnCluster[Handoff] // d with the system deployed on its cluster, as run puts them together
 	sys *system
 	img v1.Image
 	dir string
@@ -80,14 +81,14 @@ func newRig(t *testing.T, mod func(*cloud.Options, *cloudfake.Provider)) *rig {
 	}
 	r := &rig{p: p, sys: &system{}, img: img, dir: t.TempDir()}
 	r.d, err = New(Config{Provider: p, Options: o, Artifacts: r.dir,
-		Image: func(context.Context) (v1.Image, string, error) { return img, "sha-0123456789ab", nil },
-		Deploy: func(_ context.Context, h Handoff) (platform.Platform, error) {
-			r.sys.h = h
-			return r.sys, nil
-		}})
+		Image: func(context.Context) (v1.Image, string, error) { return img, "sha-0123456789ab", nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.pf = platform.NewOnCluster(r.d, func(_ context.Context, h Handoff) (platform.Platform, error) {
+		r.sys.h = h
+		return r.sys, nil
+	}, platform.OnClusterOptions{LogsDir: filepath.Join(r.dir, "logs")})
 	return r
 }
 
@@ -104,7 +105,7 @@ func deletes(calls []string) []string {
 func TestUpHandoffDown(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
-	ep, err := r.d.Up(ctx)
+	ep, err := r.pf.Up(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +145,13 @@ func TestUpHandoffDown(t *testing.T) {
 		}
 	}
 
-	if err := r.d.DumpLogs(ctx, filepath.Join(r.dir, "logs")); err != nil {
+	if err := r.pf.DumpLogs(ctx, filepath.Join(r.dir, "logs")); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.d.Down(ctx); err != nil {
+	if err := r.pf.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.d.Down(ctx); err != nil {
+	if err := r.pf.Down(ctx); err != nil {
 		t.Errorf("second Down: %v", err)
 	}
 	if got := r.sys.Calls(); !slices.Equal(got, []string{"up", "dump logs", "down"}) {
@@ -167,7 +168,7 @@ func TestUpHandoffDown(t *testing.T) {
 		t.Errorf("cloud.json: %v", err)
 	}
 	var steps []string
-	for _, s := range r.d.Steps() {
+	for _, s := range r.pf.Steps() {
 		steps = append(steps, s.Name)
 	}
 	wantSteps := []string{"create cluster " + name, "ensure registry", "push image", "credentials", "deploy",
@@ -193,10 +194,10 @@ func TestFailedUpDownDeletesWhatExists(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, tc.mod)
-			if _, err := r.d.Up(context.Background()); err == nil {
+			if _, err := r.pf.Up(context.Background()); err == nil {
 				t.Fatal("Up passed")
 			}
-			if err := r.d.Down(context.Background()); err != nil {
+			if err := r.pf.Down(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			if got := deletes(r.p.Calls()); len(got) != tc.wantDeletes {
@@ -218,10 +219,10 @@ func TestDownReportsWhatIsLeft(t *testing.T) {
 		o.Out = &out
 		p.FailDelete = map[string]error{"cluster " + cloud.ClusterName(o.RunID): errors.New("still busy")}
 	})
-	if _, err := r.d.Up(context.Background()); err != nil {
+	if _, err := r.pf.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	err := r.d.Down(context.Background())
+	err := r.pf.Down(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "still busy") {
 		t.Errorf("Down: %v", err)
 	}
@@ -264,10 +265,10 @@ func testAdopted(t *testing.T, claims bool) {
 		o.Cluster = "theirs"
 		p.Add(cloud.Resource{Kind: "cluster", Name: "theirs", ID: "clusters/theirs", Labels: map[string]string{"team": "x"}})
 	})
-	if _, err := r.d.Up(context.Background()); err != nil {
+	if _, err := r.pf.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.d.Down(context.Background()); err != nil {
+	if err := r.pf.Down(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range r.p.Calls() {
@@ -304,7 +305,7 @@ func TestTokenRefresh(t *testing.T) {
 		return fire
 	}
 	r.d.onRefresh = make(chan error, 1)
-	if _, err := r.d.Up(context.Background()); err != nil {
+	if _, err := r.pf.Up(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	for want := 2; want <= 3; want++ {
@@ -316,7 +317,7 @@ func TestTokenRefresh(t *testing.T) {
 			t.Errorf("token file %q after refresh %d", b, want-1)
 		}
 	}
-	if err := r.d.Down(context.Background()); err != nil {
+	if err := r.pf.Down(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	wmu.Lock()
@@ -354,7 +355,7 @@ func TestRefreshWait(t *testing.T) {
 func TestNoSecretUnderArtifacts(t *testing.T) {
 	r := newRig(t, nil)
 	ctx := context.Background()
-	if _, err := r.d.Up(ctx); err != nil {
+	if _, err := r.pf.Up(ctx); err != nil {
 		t.Fatal(err)
 	}
 	h := r.sys.h
@@ -372,10 +373,10 @@ func TestNoSecretUnderArtifacts(t *testing.T) {
 	if rel, err := filepath.Rel(r.dir, private); err == nil && !strings.HasPrefix(rel, "..") {
 		t.Errorf("credentials folder %s is under the artifacts %s", private, r.dir)
 	}
-	if err := r.d.DumpLogs(ctx, filepath.Join(r.dir, "logs")); err != nil {
+	if err := r.pf.DumpLogs(ctx, filepath.Join(r.dir, "logs")); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.d.Down(ctx); err != nil {
+	if err := r.pf.Down(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(private); !os.IsNotExist(err) {

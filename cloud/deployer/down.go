@@ -6,16 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/scaleproof/scaleproof/cloud"
 )
 
-// Down dumps the logs when DumpLogs has not run yet, takes the deployed
-// system down, stops the token refresh, then deletes what Up created in
-// reverse order (the registry's repository, then the cluster's resources),
+// Down stops the token refresh, removes the credentials folder, then
+// deletes what Up created in reverse order (the registry's repository, then the cluster's resources),
 // never an adopted cluster. It goes on past a failed delete and returns
 // every error; what it could not delete carries the run's expiry, so
 // `scaleproof cloud janitor` finds it. Safe to call more than once and after
@@ -27,30 +25,12 @@ func (d *Deployer) Down(ctx context.Context) error {
 		return nil
 	}
 	d.downDone = true
-	dep, dumped, ref, secrets := d.deployed, d.dumped, d.refresh, d.secretDir
+	ref, secrets := d.refresh, d.secretDir
 	adopted := d.cluster != nil && d.cluster.Adopted
 	created := d.createdLocked()
 	d.mu.Unlock()
 
 	var errs []error
-	if dep != nil && !dumped {
-		if err := d.DumpLogs(ctx, filepath.Join(d.cfg.Artifacts, "logs")); err != nil {
-			d.log.Warn("dump logs before down", "err", err)
-		}
-	}
-	if dep != nil {
-		if adopted {
-			// the cluster stays: the namespace must go, and Down waits for it
-			errs = append(errs, d.step("down deployed system", func() error { return dep.Down(ctx) }))
-		} else {
-			// the cluster's own objects go with the cluster
-			dctx, cancel := context.WithTimeout(ctx, d.cfg.DeployedDownBudget)
-			if err := dep.Down(dctx); err != nil {
-				d.log.Info("deployed system down cut short; the cluster delete removes the rest", "err", err)
-			}
-			cancel()
-		}
-	}
 	if ref != nil {
 		ref.close()
 	}

@@ -3,32 +3,25 @@ package deployer
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 
 	"github.com/scaleproof/scaleproof/cloud"
 )
 
-// DumpLogs copies the deployed system's logs (the kubeconfig platform's:
-// every pod's logs, the events) into dir, and writes dir/cloud.json: the
-// cluster (name, server, adopted) and every resource the run created with
-// its labels, before anything is deleted.
-func (d *Deployer) DumpLogs(ctx context.Context, dir string) error {
+// DumpLogs writes dir/cloud.json: the cluster (name, server, adopted) and
+// every resource the run created with its labels, before anything is
+// deleted (OnCluster dumps the deployed system's logs beside it).
+func (d *Deployer) DumpLogs(_ context.Context, dir string) error {
 	d.mu.Lock()
-	dep, c := d.deployed, d.cluster
+	c := d.cluster
 	created := d.createdLocked()
-	d.dumped = true
 	d.mu.Unlock()
 	if c == nil {
 		return nil
 	}
-	var errs []error
-	if dep != nil {
-		errs = append(errs, dep.DumpLogs(ctx, dir))
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return errors.Join(append(errs, err)...)
+		return err
 	}
 	b, err := json.MarshalIndent(struct {
 		Provider string           `json:"provider"`
@@ -40,5 +33,5 @@ func (d *Deployer) DumpLogs(ctx context.Context, dir string) error {
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "cloud.json"), b, 0o644)
 	}
-	return errors.Join(append(errs, err)...)
+	return err
 }

@@ -2,32 +2,30 @@ package deployer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/scaleproof/scaleproof/cloud"
-	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 // Up refuses without a TTL (ErrNoTTL), then: creates the cluster labelled
 // with the run id and expiry (or adopts Options.Cluster), makes sure the
 // image repository exists, pushes the image, writes the kubeconfig and
-// starts the token refresh, and deploys. Whatever it created is deleted by
+// starts the token refresh, and hands the cluster over. Whatever it created is deleted by
 // Down, also after a failed Up: the cluster is recorded as soon as Create
 // returns, with or without an error.
-func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
+func (d *Deployer) Up(ctx context.Context) (Handoff, error) {
 	o := d.cfg.Options
 	if o.TTL <= 0 {
-		return platform.Endpoints{}, ErrNoTTL
+		return Handoff{}, ErrNoTTL
 	}
 	// The token and the kubeconfig that reads it are secrets: they go to a
 	// private folder (0700) outside the artifacts, which the nightly uploads,
 	// and Down removes it.
 	dir, err := os.MkdirTemp("", "scaleproof-cloud-")
 	if err != nil {
-		return platform.Endpoints{}, fmt.Errorf("cloud platform: private folder for the credentials: %w", err)
+		return Handoff{}, fmt.Errorf("cloud platform: private folder for the credentials: %w", err)
 	}
 	d.mu.Lock()
 	d.secretDir = dir
@@ -47,7 +45,7 @@ func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
 			d.setCluster(c)
 			return nil
 		}); err != nil {
-			return platform.Endpoints{}, err
+			return Handoff{}, err
 		}
 	} else {
 		name := cloud.ClusterName(o.RunID)
@@ -58,11 +56,11 @@ func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
 			d.setCluster(c) // even on error: Created lists what exists
 			return err
 		}); err != nil {
-			return platform.Endpoints{}, err
+			return Handoff{}, err
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return platform.Endpoints{}, err
+		return Handoff{}, err
 	}
 
 	var reg cloud.Registry
@@ -74,7 +72,7 @@ func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
 		d.mu.Unlock()
 		return err
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Handoff{}, err
 	}
 
 	var ref string
@@ -86,34 +84,16 @@ func (d *Deployer) Up(ctx context.Context) (platform.Endpoints, error) {
 		}
 		return err
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Handoff{}, err
 	}
 
 	h := Handoff{Cluster: c, Kubeconfig: filepath.Join(dir, "kubeconfig"), TokenFile: filepath.Join(dir, "token"), Image: ref}
 	if err := d.step("credentials", func() error {
 		return d.credentials(ctx, h)
 	}); err != nil {
-		return platform.Endpoints{}, err
+		return Handoff{}, err
 	}
-	if d.cfg.Deploy == nil {
-		return platform.Endpoints{}, nil
-	}
-	var ep platform.Endpoints
-	err = d.step("deploy", func() error {
-		pf, err := d.cfg.Deploy(ctx, h)
-		if err != nil {
-			return err
-		}
-		if pf == nil {
-			return errors.New("deploy returned no platform")
-		}
-		d.mu.Lock()
-		d.deployed = pf
-		d.mu.Unlock()
-		ep, err = pf.Up(ctx)
-		return err
-	})
-	return ep, err
+	return h, nil
 }
 
 func (d *Deployer) setCluster(c cloud.Cluster) {

@@ -21,7 +21,6 @@ import (
 	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/cloud/eks"
 	"github.com/scaleproof/scaleproof/cloud/gke"
-	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
@@ -114,7 +113,7 @@ func newProvider(platform string, o cloud.Options) (cloud.Provider, error) {
 // scaleproof-ref image the kind platform builds (pushed instead of loaded),
 // and the kubeconfig platform on the cluster with the cloud overlay,
 // reached through port-forwards.
-func newCloudPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*deployer.Deployer, error) {
+func newCloudPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*platform.OnCluster[deployer.Handoff], error) {
 	if o.cloud.ttl <= 0 {
 		return nil, deployer.ErrNoTTL
 	}
@@ -127,18 +126,26 @@ func newCloudPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log
 		return nil, err
 	}
 	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images"), noSelf: true, log: log}
-	return deployer.New(deployer.Config{Provider: p, Options: opts, Artifacts: dir,
-		Image: func(ctx context.Context) (v1.Image, string, error) { return ref.image(ctx) },
-		Deploy: func(_ context.Context, h deployer.Handoff) (platform.Platform, error) {
-			n := o.name
-			if n == "" {
-				n = p.Name()
-			}
-			return kubeconfig.New(kubeconfig.Config{Name: n, Kubeconfig: h.Kubeconfig,
-				Namespace: runNamespace(runID), Profile: prof.Name, Image: h.Image, Group: o.group,
-				Canary: o.canary, Cloud: true, Log: log})
-		}})
+	d, err := deployer.New(deployer.Config{Provider: p, Options: opts, Artifacts: dir,
+		Image: func(ctx context.Context) (v1.Image, string, error) { return ref.image(ctx) }})
+	if err != nil {
+		return nil, err
+	}
+	deploy := func(_ context.Context, h deployer.Handoff) (platform.Platform, error) {
+		n := o.name
+		if n == "" {
+			n = p.Name()
+		}
+		return kubeconfig.New(kubeconfig.Config{Name: n, Kubeconfig: h.Kubeconfig,
+			Namespace: runNamespace(runID), Profile: prof.Name, Image: h.Image, Group: o.group,
+			Canary: o.canary, Cloud: true, Log: log})
+	}
+	// the cluster's logs are gone once it is deleted: Down dumps them
+	// first when the run did not
+	return platform.NewOnCluster(d, deploy, platform.OnClusterOptions{LogsDir: filepath.Join(dir, "logs"), Log: log}), nil
 }
+
+var _ platform.ClusterMaker[deployer.Handoff] = (*deployer.Deployer)(nil)
 
 // image is the image archive of archives, read back for a push, and its tag.
 func (r *refImage) image(ctx context.Context) (v1.Image, string, error) {
@@ -155,16 +162,6 @@ func (r *refImage) image(ctx context.Context) (v1.Image, string, error) {
 		return nil, "", fmt.Errorf("image %s: %w", paths[0], err)
 	}
 	return img, tag.TagStr(), nil
-}
-
-// cloudSteps turns the cloud platform's steps into JUnit steps of the run.
-func cloudSteps(d *deployer.Deployer) []render.Step {
-	var out []render.Step
-	prefix := strings.ToLower(d.Name()) + ": "
-	for _, s := range d.Steps() {
-		out = append(out, render.Step{Name: prefix + s.Name, Duration: s.Duration, Err: s.Err})
-	}
-	return out
 }
 
 // cloudCode is the exit code of a cloud error: 3 (the platform), with the

@@ -53,7 +53,7 @@ func addKindFlags(f *pflag.FlagSet, o *kindOpts) {
 // 127.0.0.1 at the host ports kind mapped, the image Images loaded; with a
 // target, in target mode (o.targetSpec, the Prometheus image loaded, its
 // kubeconfig files into dir).
-func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refImage, ad *kindAddons, log *slog.Logger) kind.DeployFunc {
+func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refImage, ad *kindAddons, log *slog.Logger) platform.Deploy[kind.Cluster] {
 	return func(ctx context.Context, c kind.Cluster) (platform.Platform, error) {
 		if ref.ref == "" {
 			return nil, errors.New("kind: deploy before the scaleproof-ref image was loaded")
@@ -230,14 +230,16 @@ func selfBinary() ([]byte, error) {
 	return b, nil
 }
 
-func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, error) {
+func newKindPlatform(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*platform.OnCluster[kind.Cluster], error) {
 	k, _, err := newKindPlatformAddons(o, prof, runID, dir, log, out)
 	return k, err
 }
 
+var _ platform.ClusterMaker[kind.Cluster] = (*kind.Kind)(nil)
+
 // newKindPlatformAddons is newKindPlatform, also returning the add-ons of
 // the run's scale target (tests look inside).
-func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*kind.Kind, *kindAddons, error) {
+func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*platform.OnCluster[kind.Cluster], *kindAddons, error) {
 	ad, err := newKindAddons(o.targetKind, log, out)
 	if err != nil {
 		return nil, nil, err
@@ -255,16 +257,27 @@ func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string
 		more, err := ad.archives(ctx)
 		return append(archives, more...), err
 	}
-	cfg.Deploy = kindDeploy(o, prof, runID, dir, ref, ad, log)
 	k, err := kind.New(cfg)
-	return k, ad, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return platform.NewOnCluster(k, kindDeploy(o, prof, runID, dir, ref, ad, log), platform.OnClusterOptions{Log: log}), ad, nil
 }
 
-// kindSteps turns the kind platform's steps into JUnit steps of the run.
-func kindSteps(k *kind.Kind) []reportrender.Step {
+// clusterSteps turns a cluster platform's steps (kind's, a cloud's: the
+// maker's and the deploy step) into JUnit steps of the run, each named
+// after its maker ("kind: create cluster"); none for another platform.
+func clusterSteps(pf platform.Platform) []reportrender.Step {
+	sp, ok := pf.(interface {
+		Steps() []platform.Step
+		StepPrefix() string
+	})
+	if !ok {
+		return nil
+	}
 	var out []reportrender.Step
-	for _, s := range k.Steps() {
-		out = append(out, reportrender.Step{Name: "kind: " + s.Name, Duration: s.Duration, Err: s.Err})
+	for _, s := range sp.Steps() {
+		out = append(out, reportrender.Step{Name: sp.StepPrefix() + s.Name, Duration: s.Duration, Err: s.Err})
 	}
 	return out
 }

@@ -48,10 +48,11 @@ func TestKindFlags(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		if k.Name() != "kind" || k.ClusterName() != "scaleproof-20261201-000000-abcdef" || !strings.HasSuffix(k.Kubeconfig(), "/kubeconfig") {
-			t.Errorf("%v: name %s cluster %s kubeconfig %s", tc.args, k.Name(), k.ClusterName(), k.Kubeconfig())
+		kk := k.Maker().(*kind.Kind)
+		if k.Name() != "kind" || kk.ClusterName() != "scaleproof-20261201-000000-abcdef" || !strings.HasSuffix(kk.Kubeconfig(), "/kubeconfig") {
+			t.Errorf("%v: name %s cluster %s kubeconfig %s", tc.args, k.Name(), kk.ClusterName(), kk.Kubeconfig())
 		}
-		if len(kindSteps(k)) != 0 {
+		if len(clusterSteps(k)) != 0 {
 			t.Errorf("steps before Up")
 		}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/cloud/deployer"
-	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -477,12 +476,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	if err := tearDown(pf, filepath.Join(dir, "logs"), log, steps.add); err != nil {
 		say("teardown: %v", err)
 	}
-	if kp, ok := pf.(*kind.Kind); ok {
-		steps.steps = append(steps.steps, kindSteps(kp)...)
-	}
-	if cp, ok := pf.(*deployer.Deployer); ok {
-		steps.steps = append(steps.steps, cloudSteps(cp)...)
-	}
+	steps.steps = append(steps.steps, clusterSteps(pf)...)
 
 	row := reports.SummaryRow(name, verdicts)
 	select {
@@ -599,7 +593,7 @@ func tearDown(pf platform.Platform, logsDir string, log *slog.Logger, record fun
 // teardownBudget bounds DumpLogs and Down: a cloud's cluster delete takes
 // minutes (GKE about 5, EKS up to 15), kind's and the others' seconds.
 func teardownBudget(pf platform.Platform) time.Duration {
-	if _, ok := pf.(*deployer.Deployer); ok {
+	if _, ok := pf.(*platform.OnCluster[deployer.Handoff]); ok {
 		return 45 * time.Minute
 	}
 	return 2 * time.Minute

@@ -44,7 +44,6 @@ import (
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"
-	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 var (
@@ -133,15 +132,12 @@ func setupCluster(parent context.Context, cfg *envconf.Config) (context.Context,
 		Artifacts: filepath.Join(artifacts, "kind"), NodePorts: []int{targetNodePort, prometheusNodePort}, Log: log, Out: os.Stderr,
 		Images: func(context.Context) ([]string, error) {
 			return append([]string{refArchive}, images.Archives()...), nil
-		},
-		Deploy: func(_ context.Context, c kind.Cluster) (platform.Platform, error) {
-			cluster = c // the specs deploy their own targets; kind only makes the cluster
-			return noSystem{}, nil
 		}})
 	if err != nil {
 		return parent, err
 	}
-	if _, err := kp.Up(ctx); err != nil {
+	// the specs deploy their own targets; kind only makes the cluster
+	if cluster, err = kp.Up(ctx); err != nil {
 		return parent, fmt.Errorf("kind up: %w", err)
 	}
 	t, err := addons.Install(ctx, kp.Kubeconfig(), addons.Options{MetricsServer: true, KEDA: true, Log: log,
@@ -171,13 +167,3 @@ func deleteCluster(ctx context.Context, _ *envconf.Config) (context.Context, err
 	}
 	return ctx, kp.Down(ctx)
 }
-
-// noSystem is the platform kind's deploy step returns here: nothing is
-// deployed with the cluster (each feature deploys its own target).
-type noSystem struct{}
-
-func (noSystem) Name() string                                   { return "kind" }
-func (noSystem) Up(context.Context) (platform.Endpoints, error) { return platform.Endpoints{}, nil }
-func (noSystem) Down(context.Context) error                     { return nil }
-func (noSystem) IsUp(context.Context) (bool, error)             { return true, nil }
-func (noSystem) DumpLogs(context.Context, string) error         { return nil }
