@@ -79,7 +79,7 @@ func TestInstallForReal(t *testing.T) {
 		if err := k.Down(context.Background()); err != nil {
 			t.Errorf("down: %v", err)
 		}
-		for _, s := range k.Steps() {
+		for _, s := range k.Steps().Steps() {
 			t.Logf("kind step %-16s %6.1f s err=%v", s.Name, s.Duration.Seconds(), s.Err)
 		}
 	}()
