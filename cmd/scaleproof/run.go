@@ -253,62 +253,9 @@ func findRefBin(explicit string) (string, error) {
 }
 
 func runRun(cmd *cobra.Command, o *runOpts) (err error) {
-	if o.targetSpec, err = resolveTarget(o.platform, o.kube.namespace, o.tgt); err != nil {
-		return withCode(exitUsage, err)
-	}
-	var tr *targetRun // the target scenarios (--target hpa or keda, or --scenarios target-*), instead of the console's
-	var list []scenarios.Scenario
-	prof := scenarios.Quick()
-	tkind := target.Console
-	if o.targetSpec != nil {
-		tkind = target.Kind(o.targetSpec.Kind)
-	}
-	o.scenarios = cleanScenarioNames(o.scenarios)
-	onTarget, tnames, err := targetScenarioNames(tkind, o.scenarios)
+	p, err := planRun(o)
 	if err != nil {
-		return withCode(exitUsage, err)
-	}
-	if onTarget {
-		with := "with --target hpa or keda"
-		if o.targetSpec == nil {
-			with = "with the target scenarios"
-		}
-		switch {
-		case o.canary:
-			return withCode(exitUsage, fmt.Errorf("--canary runs beside the reference console's workers in its own scenarios, not %s", with))
-		case o.loadShards > 1:
-			return withCode(exitUsage, errors.New("--load-shards is for the console's scenarios; the target scenarios run their load in this process"))
-		case o.policy != "" && o.policy != scenarios.PolicyStep && o.targetSpec != nil:
-			return withCode(exitUsage, errors.New("--policy sets the reference console's policy; with --target the cluster's autoscaler decides"))
-		case o.policy != "" && o.policy != scenarios.PolicyStep:
-			return withCode(exitUsage, errors.New("--policy hpa: the target scenarios judge the console on its step policy's contracts; run --policy hpa with the console's own scenarios"))
-		}
-		if tr, err = newTargetRun(o.profile, tnames); err != nil {
-			return withCode(exitUsage, err)
-		}
-		if o.targetSpec != nil {
-			o.targetKind = o.targetSpec.Kind
-			prof.Name = tr.prof.Name
-		} else { // the console: its platform runs the console profile of the same name
-			if prof, err = scenarios.ProfileByName(o.profile); err != nil {
-				return withCode(exitUsage, err)
-			}
-			tr.console = &prof
-		}
-	} else {
-		if prof, err = scenarios.ProfileByName(o.profile); err != nil {
-			return withCode(exitUsage, err)
-		}
-		if list, err = scenarios.Select(o.scenarios); err != nil {
-			return withCode(exitUsage, err)
-		}
-		if list, err = o.policyOpts.resolve(o.platform, o.scenarios, list); err != nil {
-			return withCode(exitUsage, err)
-		}
-	}
-	names := scenarioNames(list)
-	if tr != nil {
-		names = tr.names()
+		return err
 	}
 	runID := newRunID()
 	if o.runID != "" {
@@ -328,105 +275,85 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return err
 	}
 	defer closeLog()
-
-	var pf platform.Platform
-	switch o.platform {
-	case "local":
-		bin, err := findRefBin(o.refBin)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform"))
-		lc.Worker.Canary = o.canary
-		pf = local.New(lc)
-	case "kind":
-		kp, err := newKindPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		pf = kp
-	case "kubeconfig":
-		if o.kube.image == "" && (o.targetSpec == nil || o.targetSpec.Adopt == nil) {
-			return withCode(exitUsage, errors.New("--platform kubeconfig needs --image: the exact scaleproof-ref image already loaded on the nodes (the kind platform builds and loads it for you)"))
-		}
-		ns := o.kube.namespace
-		if ns == "" {
-			ns = runNamespace(runID)
-		}
-		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
-			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
-			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
-			Canary: o.canary, Target: o.targetSpec, Log: log.With("part", "platform")})
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		pf = kp
-	case "external":
-		if o.canary {
-			return withCode(exitUsage, errors.New("--canary runs a canary worker on the platforms scaleproof deploys (local, kind, kubeconfig), not on an external system"))
-		}
-		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		pf = x
-	default:
-		if !isCloud(o.platform) {
-			return withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external, %s)", o.platform, strings.Join(cloudNames(), ", ")))
-		}
-		cp, err := newCloudPlatform(o, prof, runID, dir, log.With("part", "platform"), kindOut(cmd, o.quiet))
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		pf = cp
-	}
-	sharder, err := loadSharder(pf, o.loadShards)
+	pf, err := newRunPlatform(cmd, o, p.prof, runID, dir, log.With("part", "platform"))
 	if err != nil {
+		return err
+	}
+	r := &runState{cmd: cmd, o: o, plan: p, dir: dir, log: log, pf: pf, name: o.name,
+		resultsPath: filepath.Join(dir, "results.jsonl"), steps: &stepLog{started: time.Now()}}
+	if r.sharder, err = loadSharder(pf, o.loadShards); err != nil {
 		return withCode(exitUsage, err)
 	}
-	name := o.name
-	if name == "" {
-		name = pf.Name()
+	if r.name == "" {
+		r.name = pf.Name()
 	}
-
-	resultsPath := filepath.Join(dir, "results.jsonl")
-	settings, policy := o.settings(o.platform, prof), o.policy
-	if tr != nil {
-		settings, policy = tr.settings(o.targetSpec), ""
+	settings, policy := o.settings(o.platform, p.prof), o.policy
+	if p.tr != nil {
+		settings, policy = p.tr.settings(o.targetSpec), ""
 	}
-	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
-		Platform: name, Profile: prof.Name, Policy: policy, Settings: settings, Started: time.Now()})
-	if err != nil {
+	if r.w, err = reports.Create(r.resultsPath, reports.RunMeta{RunID: runID, Version: version, Commit: commit,
+		Platform: r.name, Profile: p.prof.Name, Policy: policy, Settings: settings, Started: time.Now()}); err != nil {
 		return withCode(exitUsage, err)
 	}
 
 	// First Ctrl-C: stop the run, tear down, write what was measured. Second: exit now.
-	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 10*time.Minute, "scaleproof: exiting now; results so far in "+resultsPath)
+	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 10*time.Minute, "scaleproof: exiting now; results so far in "+r.resultsPath)
 	defer stopTrap()
+	r.prog = newProgress(cmd.ErrOrStderr(), o.quiet)
+	r.say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, r.name, p.prof.Name, plural(len(p.names), "scenario"), dir)
 
-	stderr := cmd.ErrOrStderr()
-	prog := newProgress(stderr, o.quiet)
-	say := func(format string, args ...any) {
-		if !o.quiet {
-			fmt.Fprintf(stderr, format+"\n", args...)
-		}
-	}
-	say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, name, prof.Name, plural(len(names), "scenario"), dir)
-
-	steps := &stepLog{started: time.Now()}
 	upStart := time.Now()
 	ep, upErr := pf.Up(ctx)
-	steps.add("Up", upStart, upErr)
+	r.steps.add("Up", upStart, upErr)
 	var verdicts []reports.Verdict
-	code := exitOK
-	reason := ""
+	code, reason := exitOK, ""
 	if upErr != nil {
 		code, reason = exitInfra, "platform up: "+upErr.Error()
 		if errors.Is(upErr, deployer.ErrNoTTL) {
 			code = exitUsage
 		}
 		log.Error("platform up failed", "err", upErr)
-	} else if tr != nil {
+	} else {
+		verdicts = r.test(ctx, ep, upStart)
+	}
+
+	// Teardown always runs: logs first, then down (kubetest2 order).
+	if err := tearDown(pf, filepath.Join(dir, "logs"), log, r.steps.add); err != nil {
+		r.say("teardown: %v", err)
+	}
+	r.steps.steps = append(r.steps.steps, clusterSteps(pf)...)
+	return r.finish(verdicts, code, reason, upErr, interrupted)
+}
+
+// runState is one run between its platform's making and its exit: what
+// the scenarios and the run's outputs share.
+type runState struct {
+	cmd         *cobra.Command
+	o           *runOpts
+	plan        runPlan
+	dir         string
+	resultsPath string
+	name        string // the platform's name in the results and the table
+	w           *reports.Writer
+	log         *slog.Logger
+	pf          platform.Platform
+	sharder     platform.LoadSharder
+	prog        *progress
+	steps       *stepLog
+}
+
+// say prints a progress line on stderr (nothing with --quiet).
+func (r *runState) say(format string, args ...any) {
+	if !r.o.quiet {
+		fmt.Fprintf(r.cmd.ErrOrStderr(), format+"\n", args...)
+	}
+}
+
+// test runs the plan's scenarios on the platform that came up at ep.
+func (r *runState) test(ctx context.Context, ep platform.Endpoints, upStart time.Time) (verdicts []reports.Verdict) {
+	o, tr, list, prof, names := r.o, r.plan.tr, r.plan.list, r.plan.prof, r.plan.names
+	pf, w, log, dir, sharder, prog, steps, say := r.pf, r.w, r.log, r.dir, r.sharder, r.prog, r.steps, r.say
+	if tr != nil {
 		if o.targetSpec != nil {
 			say("platform up in %.1f s: target %s (%s workload)", time.Since(upStart).Seconds(), o.targetSpec.Kind, o.targetSpec.Workload)
 		} else {
@@ -471,14 +398,15 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		}
 		steps.addVerdicts(verdicts, names)
 	}
+	return verdicts
+}
 
-	// Teardown always runs: logs first, then down (kubetest2 order).
-	if err := tearDown(pf, filepath.Join(dir, "logs"), log, steps.add); err != nil {
-		say("teardown: %v", err)
-	}
-	steps.steps = append(steps.steps, clusterSteps(pf)...)
-
-	row := reports.SummaryRow(name, verdicts)
+// finish judges the run's exit code and writes what it measured: the
+// summary row and the results' end, table.md, the reports, the runner's
+// JUnit, and the table (or --json) on stdout.
+func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, upErr error, interrupted <-chan struct{}) error {
+	o, tr, names, dir, resultsPath, w, log, steps, say, cmd := r.o, r.plan.tr, r.plan.names, r.dir, r.resultsPath, r.w, r.log, r.steps, r.say, r.cmd
+	row := reports.SummaryRow(r.name, verdicts)
 	select {
 	case <-interrupted:
 		code, reason = exitInterrupted, "interrupted"
@@ -562,6 +490,135 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return withCode(code, errors.New(reason))
 	}
 	return nil
+}
+
+// runPlan is what run's flags ask for: the console's scenarios (list) or
+// the target scenarios (tr), the profile and the scenarios' names in order.
+type runPlan struct {
+	list  []scenarios.Scenario
+	tr    *targetRun
+	prof  scenarios.Profile
+	names []string
+}
+
+// planRun resolves the flags into a plan; every error is a usage error
+// (exit 2).
+func planRun(o *runOpts) (_ runPlan, err error) {
+	if o.targetSpec, err = resolveTarget(o.platform, o.kube.namespace, o.tgt); err != nil {
+		return runPlan{}, withCode(exitUsage, err)
+	}
+	var tr *targetRun // the target scenarios (--target hpa or keda, or --scenarios target-*), instead of the console's
+	var list []scenarios.Scenario
+	prof := scenarios.Quick()
+	tkind := target.Console
+	if o.targetSpec != nil {
+		tkind = target.Kind(o.targetSpec.Kind)
+	}
+	o.scenarios = cleanScenarioNames(o.scenarios)
+	onTarget, tnames, err := targetScenarioNames(tkind, o.scenarios)
+	if err != nil {
+		return runPlan{}, withCode(exitUsage, err)
+	}
+	if onTarget {
+		with := "with --target hpa or keda"
+		if o.targetSpec == nil {
+			with = "with the target scenarios"
+		}
+		switch {
+		case o.canary:
+			return runPlan{}, withCode(exitUsage, fmt.Errorf("--canary runs beside the reference console's workers in its own scenarios, not %s", with))
+		case o.loadShards > 1:
+			return runPlan{}, withCode(exitUsage, errors.New("--load-shards is for the console's scenarios; the target scenarios run their load in this process"))
+		case o.policy != "" && o.policy != scenarios.PolicyStep && o.targetSpec != nil:
+			return runPlan{}, withCode(exitUsage, errors.New("--policy sets the reference console's policy; with --target the cluster's autoscaler decides"))
+		case o.policy != "" && o.policy != scenarios.PolicyStep:
+			return runPlan{}, withCode(exitUsage, errors.New("--policy hpa: the target scenarios judge the console on its step policy's contracts; run --policy hpa with the console's own scenarios"))
+		}
+		if tr, err = newTargetRun(o.profile, tnames); err != nil {
+			return runPlan{}, withCode(exitUsage, err)
+		}
+		if o.targetSpec != nil {
+			o.targetKind = o.targetSpec.Kind
+			prof.Name = tr.prof.Name
+		} else { // the console: its platform runs the console profile of the same name
+			if prof, err = scenarios.ProfileByName(o.profile); err != nil {
+				return runPlan{}, withCode(exitUsage, err)
+			}
+			tr.console = &prof
+		}
+	} else {
+		if prof, err = scenarios.ProfileByName(o.profile); err != nil {
+			return runPlan{}, withCode(exitUsage, err)
+		}
+		if list, err = scenarios.Select(o.scenarios); err != nil {
+			return runPlan{}, withCode(exitUsage, err)
+		}
+		if list, err = o.policyOpts.resolve(o.platform, o.scenarios, list); err != nil {
+			return runPlan{}, withCode(exitUsage, err)
+		}
+	}
+	names := scenarioNames(list)
+	if tr != nil {
+		names = tr.names()
+	}
+	return runPlan{list: list, tr: tr, prof: prof, names: names}, nil
+}
+
+// newRunPlatform makes the platform --platform names, for the run runID
+// with its artifacts in dir; every error is a usage error (exit 2).
+func newRunPlatform(cmd *cobra.Command, o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger) (platform.Platform, error) {
+	var pf platform.Platform
+	switch o.platform {
+	case "local":
+		bin, err := findRefBin(o.refBin)
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log)
+		lc.Worker.Canary = o.canary
+		pf = local.New(lc)
+	case "kind":
+		kp, err := newKindPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		pf = kp
+	case "kubeconfig":
+		if o.kube.image == "" && (o.targetSpec == nil || o.targetSpec.Adopt == nil) {
+			return nil, withCode(exitUsage, errors.New("--platform kubeconfig needs --image: the exact scaleproof-ref image already loaded on the nodes (the kind platform builds and loads it for you)"))
+		}
+		ns := o.kube.namespace
+		if ns == "" {
+			ns = runNamespace(runID)
+		}
+		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
+			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
+			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
+			Canary: o.canary, Target: o.targetSpec, Log: log})
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		pf = kp
+	case "external":
+		if o.canary {
+			return nil, withCode(exitUsage, errors.New("--canary runs a canary worker on the platforms scaleproof deploys (local, kind, kubeconfig), not on an external system"))
+		}
+		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		pf = x
+	default:
+		if !isCloud(o.platform) {
+			return nil, withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external, %s)", o.platform, strings.Join(cloudNames(), ", ")))
+		}
+		cp, err := newCloudPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		pf = cp
+	}
+	return pf, nil
 }
 
 // tearDown dumps pf's logs into logsDir, then takes it down (kubetest2's
