@@ -24,6 +24,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 func TestE2E(t *testing.T) {
@@ -78,20 +79,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 }, NodeTimeout(30*time.Minute)) // a cold node image build takes about 18 min
 
 var _ = AfterSuite(func(ctx SpecContext) {
-	if kp != nil { // kind dumps the system's logs, then its own, then deletes the cluster
-		if err := kp.DumpLogs(ctx, filepath.Join(artifacts, "logs-e2e")); err != nil {
-			GinkgoWriter.Printf("dump logs: %v\n", err)
-		}
-		Expect(kp.Down(ctx)).To(Succeed())
-		return
+	log := slog.New(slog.NewTextHandler(GinkgoWriter, nil))
+	switch {
+	case kp != nil: // the system's logs, then kind's, then the cluster deleted
+		Expect(run.Teardown(kp, filepath.Join(artifacts, "logs-e2e"), log, nil)).To(Succeed())
+	case pf != nil:
+		Expect(run.Teardown(pf, filepath.Join(artifacts, "logs-e2e"), log, nil)).To(Succeed())
 	}
-	if pf == nil {
-		return
-	}
-	if err := pf.DumpLogs(ctx, filepath.Join(artifacts, "logs-e2e")); err != nil {
-		GinkgoWriter.Printf("dump logs: %v\n", err)
-	}
-	Expect(pf.Down(ctx)).To(Succeed())
 }, NodeTimeout(3*time.Minute))
 
 var _ = ReportAfterSuite("JUnit", func(r Report) {

@@ -147,6 +147,10 @@ func (d *Deployer) ClusterName() string {
 // on an adopted cluster, the system's down), for the run's JUnit.
 func (d *Deployer) Steps() *steps.Recorder { return d.steps }
 
+// TeardownBudget bounds a cloud run's logs and Down: a cluster delete takes
+// minutes (GKE about 5, EKS up to 15).
+func (d *Deployer) TeardownBudget() time.Duration { return 45 * time.Minute }
+
 // SystemDown: on a cluster the run created, the system's objects go with
 // the cluster, so its Down (port-forwards, clients) gets DeployedDownBudget;
 // on an adopted cluster, which stays, its namespace must go and its Down is

@@ -27,6 +27,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 // exitThreshold is k6's exit code when a threshold is crossed.
@@ -459,7 +460,7 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	for _, t := range cfg.Thresholds {
 		p.thresholds = append(p.thresholds, t.Threshold)
 	}
-	p.dir = artifactsDir(cfg.Artifacts, "load-"+time.Now().UTC().Format("20060102-150405"))
+	p.dir = run.ArtifactsDir(cfg.Artifacts, "load-"+time.Now().UTC().Format("20060102-150405"))
 	return p, nil
 }
 

@@ -21,15 +21,16 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/scaleproof/scaleproof/internal/buildinfo"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
-// Exit codes.
+// Exit codes: a run's (scenarios/run).
 const (
-	exitOK          = 0
-	exitFailed      = 1
-	exitUsage       = 2
-	exitInfra       = 3
-	exitInterrupted = 130
+	exitOK          = run.ExitOK
+	exitFailed      = run.ExitFailed
+	exitUsage       = run.ExitUsage
+	exitInfra       = run.ExitInfra
+	exitInterrupted = run.ExitInterrupted
 )
 
 // exitError carries an exit code out of a command.

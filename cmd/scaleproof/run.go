@@ -23,6 +23,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/platform/external"
 	"github.com/scaleproof/scaleproof/scenarios/platform/kubeconfig"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -261,7 +262,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	if o.runID != "" {
 		runID = o.runID
 	}
-	dir := artifactsDir(o.artifacts, runID)
+	dir := run.ArtifactsDir(o.artifacts, runID)
 	if top := firstMissing(dir); top != "" {
 		// A usage error found below leaves no empty artifacts folder behind.
 		defer func() {
@@ -306,23 +307,28 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	ep, upErr := pf.Up(ctx)
 	r.steps.add("Up", upStart, upErr)
 	var verdicts []reports.Verdict
-	code, reason := exitOK, ""
 	if upErr != nil {
-		code, reason = exitInfra, "platform up: "+upErr.Error()
-		if errors.Is(upErr, deployer.ErrNoTTL) {
-			code = exitUsage
-		}
 		log.Error("platform up failed", "err", upErr)
 	} else {
 		verdicts = r.test(ctx, ep, upStart)
 	}
 
 	// Teardown always runs: logs first, then down (kubetest2 order).
-	if err := tearDown(pf, filepath.Join(dir, "logs"), log, r.steps.add); err != nil {
+	if err := run.Teardown(pf, filepath.Join(dir, "logs"), log, r.steps.add); err != nil {
 		r.say("teardown: %v", err)
 	}
 	r.steps.steps = append(r.steps.steps, clusterSteps(pf)...)
-	return r.finish(verdicts, code, reason, upErr, interrupted)
+	var stopped bool
+	select {
+	case <-interrupted:
+		stopped = true
+	default:
+	}
+	code, reason := run.ExitCode(verdicts, len(p.names), upErr, stopped)
+	if code == exitInfra && errors.Is(upErr, deployer.ErrNoTTL) {
+		code = exitUsage
+	}
+	return r.finish(verdicts, code, reason, upErr)
 }
 
 // runState is one run between its platform's making and its exit: what
@@ -401,30 +407,17 @@ func (r *runState) test(ctx context.Context, ep platform.Endpoints, upStart time
 	return verdicts
 }
 
-// finish judges the run's exit code and writes what it measured: the
-// summary row and the results' end, table.md, the reports, the runner's
+// finish writes what the run measured, with its exit code: the summary
+// row and the results' end, table.md, the reports, the runner's
 // JUnit, and the table (or --json) on stdout.
-func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, upErr error, interrupted <-chan struct{}) error {
+func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, upErr error) error {
 	o, tr, names, dir, resultsPath, w, log, steps, say, cmd := r.o, r.plan.tr, r.plan.names, r.dir, r.resultsPath, r.w, r.log, r.steps, r.say, r.cmd
 	row := reports.SummaryRow(r.name, verdicts)
-	select {
-	case <-interrupted:
-		code, reason = exitInterrupted, "interrupted"
-	default:
-		if code == exitOK && (!row.Passed || len(verdicts) < len(names)) {
-			code, reason = exitFailed, "a scenario failed"
-		}
-		if code == exitOK && allSkipped(verdicts) {
-			// Nothing was judged: not a pass (a dashboard must not go green on it).
-			code, reason = exitFailed, "nothing judged: every scenario was skipped"
-			say("nothing judged: every scenario was skipped (see the skipped: lines); exit %d", exitFailed)
-		}
+	if reason == run.NothingJudged {
+		say("nothing judged: every scenario was skipped (see the skipped: lines); exit %d", exitFailed)
 	}
-	_ = w.Write(reports.KindSummary, row)
-	if code != exitInterrupted {
-		if err := w.Close(reports.End{Ended: time.Now(), ExitCode: code, Reason: reason}); err != nil {
-			log.Warn("results close", "err", err)
-		}
+	if err := run.Close(w, row, code, reason); err != nil {
+		log.Warn("results close", "err", err)
 	}
 	cols := render.Columns{}
 	if o.extraColumns {
@@ -621,41 +614,6 @@ func newRunPlatform(cmd *cobra.Command, o *runOpts, prof scenarios.Profile, runI
 	return pf, nil
 }
 
-// tearDown dumps pf's logs into logsDir, then takes it down (kubetest2's
-// order: nothing is deleted before its logs are saved), within
-// teardownBudget of a fresh context (the run's may be cancelled: Ctrl-C).
-// record (nil: none) gets each step's name, start and error. It returns
-// Down's error; a failed dump is logged and does not stop Down.
-func tearDown(pf platform.Platform, logsDir string, log *slog.Logger, record func(name string, start time.Time, err error)) error {
-	if record == nil {
-		record = func(string, time.Time, error) {}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), teardownBudget(pf))
-	defer cancel()
-	start := time.Now()
-	err := pf.DumpLogs(ctx, logsDir)
-	record("DumpLogs", start, err)
-	if err != nil {
-		log.Warn("dump logs", "err", err)
-	}
-	start = time.Now()
-	err = pf.Down(ctx)
-	record("Down", start, err)
-	if err != nil {
-		log.Warn("platform down", "err", err)
-	}
-	return err
-}
-
-// teardownBudget bounds DumpLogs and Down: a cloud's cluster delete takes
-// minutes (GKE about 5, EKS up to 15), kind's and the others' seconds.
-func teardownBudget(pf platform.Platform) time.Duration {
-	if _, ok := pf.(*platform.OnCluster[deployer.Handoff]); ok {
-		return 45 * time.Minute
-	}
-	return 2 * time.Minute
-}
-
 // judged counts the verdicts of scenarios that ran to a verdict (not
 // stopped by an interrupt).
 func judged(vs []reports.Verdict) int {
@@ -725,14 +683,4 @@ func runNamespace(runID string) string {
 		ns = ns[:63]
 	}
 	return ns
-}
-
-// allSkipped reports whether vs has verdicts and every one is skipped.
-func allSkipped(vs []reports.Verdict) bool {
-	for _, v := range vs {
-		if v.Skipped == "" {
-			return false
-		}
-	}
-	return len(vs) > 0
 }

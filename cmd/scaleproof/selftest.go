@@ -22,6 +22,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 type selftestOpts struct {
@@ -211,7 +212,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 		return withCode(exitUsage, err)
 	}
 	runID := newRunID()
-	dir := artifactsDir(o.artifacts, "selftest-"+runID)
+	dir := run.ArtifactsDir(o.artifacts, "selftest-"+runID)
 	log, closeLog, err := openArtifacts(dir, "selftest.log")
 	if err != nil {
 		return err
@@ -364,33 +365,19 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 		r.upErr = err
 		return
 	}
-	ep, err := pf.Up(ctx)
-	if err != nil {
-		r.upErr = fmt.Errorf("platform up: %w", err)
-		log.Error("platform up failed", "err", err)
+	ep, upErr := pf.Up(ctx)
+	if upErr != nil {
+		r.upErr = fmt.Errorf("platform up: %w", upErr)
+		log.Error("platform up failed", "err", upErr)
 	} else {
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
 		env.Faults = platform.FaulterOf(pf, "")
 		env.Policy = po.policy
 		r.verdicts = env.Run(ctx, r.scenarios)
 	}
-	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := pf.DumpLogs(dctx, filepath.Join(dir, "logs")); err != nil {
-		log.Warn("dump logs", "err", err)
-	}
-	if err := pf.Down(dctx); err != nil {
-		log.Warn("platform down", "err", err)
-	}
-	row := reports.SummaryRow("local", r.verdicts)
-	_ = w.Write(reports.KindSummary, row)
-	code := exitOK
-	if r.upErr != nil {
-		code = exitInfra
-	} else if !row.Passed {
-		code = exitFailed
-	}
-	if err := w.Close(reports.End{Ended: time.Now(), ExitCode: code}); err != nil {
+	_ = run.Teardown(pf, filepath.Join(dir, "logs"), log, nil)
+	code, reason := run.ExitCode(r.verdicts, len(r.scenarios), upErr, false)
+	if err := run.Close(w, reports.SummaryRow("local", r.verdicts), code, reason); err != nil {
 		log.Warn("results close", "err", err)
 	}
 }

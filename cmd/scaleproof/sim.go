@@ -15,6 +15,7 @@ import (
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/reports/render"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 	"github.com/scaleproof/scaleproof/sim"
 	"github.com/scaleproof/scaleproof/sim/sweep"
 )
@@ -115,7 +116,7 @@ func (o *simOpts) config() (sim.Config, error) {
 }
 
 func (o *simOpts) dir() (string, error) {
-	dir := artifactsDir(o.artifacts, "sim-"+newRunID())
+	dir := run.ArtifactsDir(o.artifacts, "sim-"+newRunID())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", withCode(exitUsage, fmt.Errorf("artifacts folder: %w", err))
 	}

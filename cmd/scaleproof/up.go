@@ -17,6 +17,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 type upOpts struct {
@@ -86,7 +87,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	dir := artifactsDir(o.artifacts, newRunID())
+	dir := run.ArtifactsDir(o.artifacts, newRunID())
 	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
 	if err != nil {
 		return err
@@ -115,7 +116,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	}
 	stop() // a second Ctrl-C now ends the process at once (Go's default)
 
-	downErr := tearDown(pf, filepath.Join(dir, "logs"), log, nil)
+	downErr := run.Teardown(pf, filepath.Join(dir, "logs"), log, nil)
 	switch {
 	case upErr != nil:
 		log.Error("platform up failed", "err", upErr)

@@ -68,6 +68,7 @@ import (
 	"github.com/scaleproof/scaleproof/cloud/eks/eksfake"
 	"github.com/scaleproof/scaleproof/cloud/gke/gkefake"
 	"github.com/scaleproof/scaleproof/kind"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 // rig is one cloud's fake, wired for a run on kind.
@@ -282,10 +283,7 @@ func TestCloudPlatformsOnKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer dcancel()
-		_ = k.DumpLogs(dctx, filepath.Join(dir, "kind-logs"))
-		if err := k.Down(dctx); err != nil {
+		if err := run.Teardown(k, filepath.Join(dir, "kind-logs"), log, nil); err != nil {
 			t.Errorf("kind down: %v", err)
 		}
 	}()

@@ -44,6 +44,7 @@ import (
 	"github.com/scaleproof/scaleproof/kind"
 	"github.com/scaleproof/scaleproof/kind/addons"
 	"github.com/scaleproof/scaleproof/kind/kedaimage"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 var (
@@ -157,13 +158,8 @@ func deleteCluster(ctx context.Context, _ *envconf.Config) (context.Context, err
 	if kp == nil {
 		return ctx, nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
-	defer cancel()
-	if err := kp.DumpLogs(ctx, filepath.Join(artifacts, "kind-logs")); err != nil {
-		log.Warn("dump logs", "err", err)
-	}
 	if bin != "" {
-		_ = os.RemoveAll(bin)
+		defer os.RemoveAll(bin)
 	}
-	return ctx, kp.Down(ctx)
+	return ctx, run.Teardown(kp, filepath.Join(artifacts, "kind-logs"), log, nil)
 }

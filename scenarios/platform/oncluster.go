@@ -95,6 +95,16 @@ func (o *OnCluster[H]) Steps() []Step { return o.maker.Steps().Steps() }
 // StepPrefix is what a JUnit case of these steps starts with ("kind: ").
 func (o *OnCluster[H]) StepPrefix() string { return strings.ToLower(o.maker.Name()) + ": " }
 
+// TeardownBudget is the maker's (TeardownBudget() time.Duration: a cloud's
+// cluster delete takes minutes), else 0: the lifecycle's default
+// (scenarios/run).
+func (o *OnCluster[H]) TeardownBudget() time.Duration {
+	if b, ok := o.maker.(interface{ TeardownBudget() time.Duration }); ok {
+		return b.TeardownBudget()
+	}
+	return 0
+}
+
 // Up makes the cluster and deploys the system.
 func (o *OnCluster[H]) Up(ctx context.Context) (Endpoints, error) {
 	h, err := o.maker.Up(ctx)
