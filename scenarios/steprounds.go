@@ -62,7 +62,7 @@ func (s *Scope) judgeStepRounds(ctx context.Context, audit []consoleclient.Audit
 	if len(rounds) == 0 {
 		why := fmt.Sprintf("the console reported no step round in %d reads of the zone's policy (%d failed)", polls, failed)
 		if failed == 0 {
-			why += ": it does not keep its rounds (GET …/policy step_rounds)"
+			why += ": no round ran while the scenario did (one every scheduler interval), or the console does not keep its rounds (GET …/policy step_rounds)"
 		}
 		s.NotApplicable(FactStepRoundsDecided, why)
 		return
