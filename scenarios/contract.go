@@ -625,8 +625,10 @@ func lowRoundsBefore(cs ContractSettings, tr Trace, ch []Change, c Change) (int,
 			return n, false
 		}
 		prev := tr.Rounds[i-1]
+		// prev changed nothing (below), so a change stamped after its instant,
+		// however close, came after it (see tookEffectBefore).
 		if slices.ContainsFunc(ch, func(x Change) bool {
-			return x.At.After(prev.At.Add(exactSlack)) && x.At.Before(tr.Rounds[i].At.Add(-exactSlack))
+			return x.At.After(prev.At) && x.At.Before(tr.Rounds[i].At)
 		}) {
 			return n, true // a change of the count between the rounds ends the run
 		}

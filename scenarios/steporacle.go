@@ -148,7 +148,7 @@ func DecideStep(r StepRules, rd consoleclient.StepRound, streak int) StepExpect 
 		hot = hot || share.Cmp(r.High) > 0
 		notLow = notLow || share.Cmp(r.Low) >= 0
 	}
-	low := down == 0 && starting == 0 && !notLow
+	low := StepRoundLow(r.Low, rd) // every listed worker ready and under the low fraction, none missing
 	next := 0
 	if low {
 		next = max(streak, 0) + 1

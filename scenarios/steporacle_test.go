@@ -108,6 +108,15 @@ func TestJudgeStepRounds(t *testing.T) {
 	}
 	clean := []consoleclient.StepRound{round(0, 0, 0, "hold", 2), round(1, 0, 1, "hold", 2), round(2, 0, 2, "down", 1)}
 	down := append(audit, entry(clean[2].At, auditAutoscale, map[string]string{"action": "down", "from": "2", "to": "1"}))
+	// A count set by hand a fraction of a millisecond from a round: after
+	// it (the PUT waited on the round), or before it (the round read it).
+	byHand := func(at time.Time) consoleclient.AuditEntry {
+		e := entry(at, auditCount, map[string]string{"from": "2", "to": "2"})
+		e.Actor = "admin"
+		return e
+	}
+	clock := func(rd consoleclient.StepRound, at time.Time) consoleclient.StepRound { rd.LastChange = at; return rd }
+	justAfter, justBefore := clean[1].At.Add(300*time.Microsecond), clean[1].At.Add(-300*time.Microsecond)
 	for _, c := range []struct {
 		name   string
 		rounds []consoleclient.StepRound
@@ -119,6 +128,12 @@ func TestJudgeStepRounds(t *testing.T) {
 			append(audit, entry(oracleT0.Add(time.Second), auditAutoscale, map[string]string{"action": "down", "from": "2", "to": "1"})), FactStepRoundsDecided},
 		{"an audited step no round decided", clean[:2], append(audit, entry(oracleT0.Add(1500*time.Millisecond), auditAutoscale,
 			map[string]string{"action": "down", "from": "2", "to": "1"})), FactStepRoundsAudited},
+		{"a count set by hand just after a round resets the streak from the next", []consoleclient.StepRound{clean[0], clean[1],
+			clock(round(2, 0, 0, "hold", 2), justAfter), clock(round(3, 0, 1, "hold", 2), justAfter)}, append(audit, byHand(justAfter)), ""},
+		{"a count set by hand just before a round resets the streak it reads", []consoleclient.StepRound{clean[0],
+			clock(round(1, 0, 0, "hold", 2), justBefore), clock(round(2, 0, 1, "hold", 2), justBefore)}, append(audit, byHand(justBefore)), ""},
+		{"a count set by hand the round did not see", []consoleclient.StepRound{clean[0], clean[1], round(2, 0, 2, "hold", 2)},
+			append(audit, byHand(justAfter)), FactStepRoundsInputs},
 		{"a low streak carried over a busy round", []consoleclient.StepRound{clean[0], round(1, 20, 1, "up", 3), round(2, 0, 1, "hold", 2)},
 			audit, FactStepRoundsInputs},
 	} {

@@ -100,17 +100,41 @@ func clockEntries(audit []consoleclient.AuditEntry) []consoleclient.AuditEntry {
 	return out
 }
 
-// lastClock is the time of the last clock entry before t (zero: none),
-// the round at t's own entry left out.
-func lastClock(cl []consoleclient.AuditEntry, t time.Time) time.Time {
+// lastClock is the time of the last clock entry in the zone's state when
+// the round rd read it (zero: none).
+func lastClock(cl []consoleclient.AuditEntry, rd consoleclient.StepRound) time.Time {
 	var last time.Time
 	for _, e := range cl {
-		if !e.At.Before(t.Add(-exactSlack)) {
-			break
+		if tookEffectBefore(e, rd) && e.At.After(last) {
+			last = e.At
 		}
-		last = e.At
 	}
 	return last
+}
+
+// ownEntry: e is the audit entry of the step rd decided (the same instant,
+// the same decision).
+func ownEntry(e consoleclient.AuditEntry, rd consoleclient.StepRound) bool {
+	return e.Action == auditAutoscale && near(rd.At, e.At) && rd.Action == e.Tags["action"] &&
+		fmt.Sprint(rd.From) == e.Tags["from"] && fmt.Sprint(rd.To) == e.Tags["to"]
+}
+
+// tookEffectBefore: the change e was in the zone's state when the round rd
+// read it. The console stamps a change and a round with its clock while it
+// holds the zone, so their instants order them, however close: a count set
+// by hand that waited on a round lands a fraction of a millisecond after
+// the round's instant, and one just before a round is read by it. Where
+// the two instants are equal (times rounded in the JSON), the round's own
+// cooldown clock tells: it reads the change if the change came first.
+func tookEffectBefore(e consoleclient.AuditEntry, rd consoleclient.StepRound) bool {
+	switch {
+	case ownEntry(e, rd):
+		return false
+	case !e.At.Equal(rd.At):
+		return e.At.Before(rd.At)
+	default:
+		return rd.LastChange.Equal(e.At)
+	}
 }
 
 func near(a, b time.Time) bool { d := a.Sub(b); return d <= exactSlack && d >= -exactSlack }
@@ -133,8 +157,9 @@ func JudgeStepRounds(r StepRules, rounds []consoleclient.StepRound, gaps map[int
 		continuous := i > 0 && !gaps[i]
 		want := streak
 		if continuous {
+			prev := rounds[i-1]
 			for _, c := range cl {
-				if c.At.After(rounds[i-1].At.Add(exactSlack)) && c.At.Before(rd.At.Add(-exactSlack)) {
+				if tookEffectBefore(c, rd) && !tookEffectBefore(c, prev) && !ownEntry(c, prev) {
 					want = 0 // a change of the count between the rounds resets the streak
 				}
 			}
@@ -145,7 +170,7 @@ func JudgeStepRounds(r StepRules, rounds []consoleclient.StepRound, gaps map[int
 		case rd.LowStreak != want:
 			badIn = append(badIn, fmt.Sprintf("%s: the console carried a low streak of %d, the rounds before it give %d", since(rd.At), rd.LowStreak, want))
 		}
-		if lc := lastClock(cl, rd.At); !lc.IsZero() && !near(lc, rd.LastChange) {
+		if lc := lastClock(cl, rd); !lc.IsZero() && !near(lc, rd.LastChange) {
 			badIn = append(badIn, fmt.Sprintf("%s: the cooldown clock read %s, the audit trail's last change of the count is %s",
 				since(rd.At), stamp(rd.LastChange, start), stamp(lc, start)))
 		}
@@ -170,9 +195,7 @@ func JudgeStepRounds(r StepRules, rounds []consoleclient.StepRound, gaps map[int
 		if e.Action != auditAutoscale || e.At.Before(rounds[0].At.Add(-exactSlack)) {
 			continue
 		}
-		ok := slices.ContainsFunc(rounds, func(rd consoleclient.StepRound) bool {
-			return near(rd.At, e.At) && rd.Action == e.Tags["action"] && fmt.Sprint(rd.From) == e.Tags["from"] && fmt.Sprint(rd.To) == e.Tags["to"]
-		})
+		ok := slices.ContainsFunc(rounds, func(rd consoleclient.StepRound) bool { return ownEntry(e, rd) })
 		if ok {
 			matched++
 			continue
