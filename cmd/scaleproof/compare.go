@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scaleproof/scaleproof/reports/render"
+	"github.com/scaleproof/scaleproof/scenarios/run"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -73,7 +74,7 @@ not a results file, incomplete, or the two ran different profiles).`,
 				if _, err := cmd.OutOrStdout().Write(b.Bytes()); err != nil {
 					return withCode(exitUsage, err)
 				}
-			} else if err := writeFileAtomic(out, b.Bytes()); err != nil {
+			} else if err := run.WriteFileAtomic(out, b.Bytes()); err != nil {
 				return withCode(exitUsage, err)
 			}
 			if cmp.Regressed() {

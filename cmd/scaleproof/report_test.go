@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/xml"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,54 +60,6 @@ func TestReportCommand(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestWriteRunReports is what run does at its end: report.html and
-// junit.xml beside results.jsonl, and junit_runner.xml of the steps.
-func TestWriteRunReports(t *testing.T) {
-	dir := t.TempDir()
-	b, err := os.ReadFile(smallResults)
-	if err != nil {
-		t.Fatal(err)
-	}
-	results := filepath.Join(dir, "results.jsonl")
-	if err := os.WriteFile(results, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rr, err := writeRunReports(dir, results, render.Columns{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rr.HTML != filepath.Join(dir, "report.html") || rr.JUnit != filepath.Join(dir, "junit.xml") {
-		t.Errorf("paths %+v", rr)
-	}
-	steps := &stepLog{started: time.Now()}
-	steps.add("Up", time.Now(), nil)
-	res, _ := reports.Read(results)
-	steps.addVerdicts(res.Verdicts, []string{"viewer-refused", "sustained", "burst", "max-1"})
-	steps.add("Down", time.Now(), nil)
-	p, err := writeStepsJUnit(dir, steps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc render.JUnitSuites
-	jb, _ := os.ReadFile(p)
-	if err := xml.Unmarshal(jb, &doc); err != nil {
-		t.Fatal(err)
-	}
-	// Up, three scenarios (burst failed), max-1 skipped, Down.
-	s := doc.Suites[0]
-	if s.Tests != 6 || s.Failures != 1 || s.Skipped != 1 {
-		t.Errorf("junit_runner.xml: tests %d failures %d skipped %d, want 6 1 1", s.Tests, s.Failures, s.Skipped)
-	}
-	for _, f := range []string{rr.HTML, rr.JUnit, p} {
-		if fi, err := os.Stat(f); err != nil || fi.Size() == 0 {
-			t.Errorf("%s: %v", f, err)
-		}
-	}
-	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
-		t.Errorf("temporary files left behind: %v", left)
 	}
 }
 

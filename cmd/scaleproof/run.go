@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -281,7 +282,7 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 		return err
 	}
 	r := &runState{cmd: cmd, o: o, plan: p, dir: dir, log: log, pf: pf, name: o.name,
-		resultsPath: filepath.Join(dir, "results.jsonl"), steps: &stepLog{started: time.Now()}}
+		resultsPath: filepath.Join(dir, run.ResultsFile), steps: &run.Steps{Started: time.Now()}}
 	if r.sharder, err = loadSharder(pf, o.loadShards); err != nil {
 		return withCode(exitUsage, err)
 	}
@@ -298,14 +299,14 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	// First Ctrl-C: stop the run, tear down, write what was measured. Second: exit now.
-	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 10*time.Minute, "scaleproof: exiting now; results so far in "+r.resultsPath)
+	ctx, stopTrap, interrupted := run.Trap(cmd.Context(), 10*time.Minute, "scaleproof: exiting now; results so far in "+r.resultsPath)
 	defer stopTrap()
 	r.prog = newProgress(cmd.ErrOrStderr(), o.quiet)
 	r.say("scaleproof %s: platform %s, profile %s, %s; artifacts in %s", version, r.name, p.prof.Name, plural(len(p.names), "scenario"), dir)
 
 	upStart := time.Now()
 	ep, upErr := pf.Up(ctx)
-	r.steps.add("Up", upStart, upErr)
+	r.steps.Add("Up", upStart, upErr)
 	var verdicts []reports.Verdict
 	if upErr != nil {
 		log.Error("platform up failed", "err", upErr)
@@ -314,17 +315,11 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 	}
 
 	// Teardown always runs: logs first, then down (kubetest2 order).
-	if err := run.Teardown(pf, filepath.Join(dir, "logs"), log, r.steps.add); err != nil {
+	if err := run.Teardown(pf, filepath.Join(dir, "logs"), log, r.steps.Add); err != nil {
 		r.say("teardown: %v", err)
 	}
-	r.steps.steps = append(r.steps.steps, clusterSteps(pf)...)
-	var stopped bool
-	select {
-	case <-interrupted:
-		stopped = true
-	default:
-	}
-	code, reason := run.ExitCode(verdicts, len(p.names), upErr, stopped)
+	r.steps.List = append(r.steps.List, clusterSteps(pf)...)
+	code, reason := run.ExitCode(verdicts, len(p.names), upErr, run.Interrupted(interrupted))
 	if code == exitInfra && errors.Is(upErr, deployer.ErrNoTTL) {
 		code = exitUsage
 	}
@@ -345,7 +340,7 @@ type runState struct {
 	pf          platform.Platform
 	sharder     platform.LoadSharder
 	prog        *progress
-	steps       *stepLog
+	steps       *run.Steps
 }
 
 // say prints a progress line on stderr (nothing with --quiet).
@@ -368,7 +363,7 @@ func (r *runState) test(ctx context.Context, ep platform.Endpoints, upStart time
 		}
 		verdicts = tr.run(ctx, pf, ep, w, log.With("part", "scenarios"), prog.update, say)
 		prog.done()
-		steps.addVerdicts(verdicts, names)
+		steps.AddVerdicts(verdicts, names)
 	} else {
 		ep = o.endpoints(ep)
 		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
@@ -402,7 +397,7 @@ func (r *runState) test(ctx context.Context, ep platform.Endpoints, upStart time
 		if shots != nil {
 			shots.end(ctx)
 		}
-		steps.addVerdicts(verdicts, names)
+		steps.AddVerdicts(verdicts, names)
 	}
 	return verdicts
 }
@@ -411,50 +406,31 @@ func (r *runState) test(ctx context.Context, ep platform.Endpoints, upStart time
 // row and the results' end, table.md, the reports, the runner's
 // JUnit, and the table (or --json) on stdout.
 func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, upErr error) error {
-	o, tr, names, dir, resultsPath, w, log, steps, say, cmd := r.o, r.plan.tr, r.plan.names, r.dir, r.resultsPath, r.w, r.log, r.steps, r.say, r.cmd
+	o, dir, resultsPath, log, say := r.o, r.dir, r.resultsPath, r.log, r.say
 	row := reports.SummaryRow(r.name, verdicts)
 	if reason == run.NothingJudged {
 		say("nothing judged: every scenario was skipped (see the skipped: lines); exit %d", exitFailed)
 	}
-	if err := run.Close(w, row, code, reason); err != nil {
+	if err := run.Close(r.w, row, code, reason); err != nil {
 		log.Warn("results close", "err", err)
 	}
 	cols := render.Columns{}
 	if o.extraColumns {
 		cols = render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
 	}
-	incomplete := ""
+	tab := run.Table{Row: row, Verdicts: verdicts, Targets: r.plan.tr != nil}
 	if code == exitInterrupted {
-		incomplete = fmt.Sprintf("INCOMPLETE: the run was interrupted; %d of %d scenarios judged, the figures are what was measured until then",
-			judged(verdicts), len(names))
+		tab.Incomplete = fmt.Sprintf("INCOMPLETE: the run was interrupted; %d of %d scenarios judged, the figures are what was measured until then",
+			judged(verdicts), len(r.plan.names))
 	}
-	if mdf, err := os.Create(filepath.Join(dir, "table.md")); err == nil {
-		if incomplete != "" {
-			fmt.Fprintf(mdf, "**%s\n\n", strings.Replace(incomplete, ":", ":**", 1))
-		}
-		if upErr != nil {
-			fmt.Fprintf(mdf, "**NOT RUN:** %s; no scenario ran.\n", reason)
-		} else {
-			if tr != nil {
-				_ = render.WriteTargetTable(mdf, verdicts, true)
-			} else {
-				_ = render.WriteMarkdown(mdf, []reports.Row{row}, render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
-			}
-			fmt.Fprint(mdf, "\n```text\n") // the verdict lines as they are, not merged into one paragraph
-			render.WriteVerdicts(mdf, verdicts)
-			fmt.Fprint(mdf, "```\n")
-		}
-		mdf.Close()
+	if upErr != nil {
+		tab.NotRun = cmp.Or(reason, upErr.Error())
 	}
-	rr, rerr := writeRunReports(dir, resultsPath, cols)
+	rr, rerr := run.WriteOutputs(dir, tab, cols, r.steps, log)
 	if rerr != nil {
-		log.Warn("report", "err", rerr)
 		say("report: %v", rerr)
 	}
-	if _, err := writeStepsJUnit(dir, steps); err != nil {
-		log.Warn("junit_runner.xml", "err", err)
-	}
-	out := cmd.OutOrStdout()
+	out := r.cmd.OutOrStdout()
 	if o.jsonOut {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -462,18 +438,7 @@ func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, u
 			"report_html": rr.HTML, "junit": rr.JUnit})
 	} else {
 		fmt.Fprintln(out)
-		if incomplete != "" {
-			fmt.Fprintln(out, incomplete)
-		}
-		if upErr == nil { // a platform that did not come up has no table: the error says why
-			if tr != nil {
-				_ = render.WriteTargetTable(out, verdicts, false)
-			} else {
-				_ = render.WriteTable(out, []reports.Row{row}, cols)
-			}
-			fmt.Fprintln(out)
-			render.WriteVerdicts(out, verdicts)
-		}
+		tab.WriteText(out, cols)
 		fmt.Fprintf(out, "\nresults: %s\n", resultsPath)
 		if rr.HTML != "" {
 			fmt.Fprintf(out, "report:  %s\n", rr.HTML)

@@ -219,7 +219,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	}
 	defer closeLog()
 
-	ctx, stopTrap, interrupted := trapInterrupts(cmd.Context(), 5*time.Minute, "")
+	ctx, stopTrap, interrupted := run.Trap(cmd.Context(), 5*time.Minute, "")
 	defer stopTrap()
 
 	stderr := cmd.ErrOrStderr()

@@ -165,7 +165,7 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 	if err != nil { // interrupted: what was simulated is written
 		return withCode(exitInterrupted, err)
 	}
-	rr, rerr := writeRunReports(dir, resultsPath, render.Columns{Pct429: true, P95: true})
+	rr, rerr := run.WriteReports(dir, resultsPath, render.Columns{Pct429: true, P95: true})
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
 		enc := json.NewEncoder(out)

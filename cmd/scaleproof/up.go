@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -96,7 +93,8 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	o.policy = scenarios.PolicyStep
 	pf := local.New(localConfig(bin, dir, o.group, prof, o.policyOpts, log.With("part", "platform")))
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C tears down; a second one exits at once (run.Trap).
+	ctx, stop, _ := run.Trap(cmd.Context(), run.TeardownBudget(pf), "")
 	defer stop()
 	stderr := cmd.ErrOrStderr()
 	fmt.Fprintf(stderr, "scaleproof %s: bringing up the reference system (profile %s); files in %s\n", version, prof.Name, dir)
@@ -112,9 +110,7 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 	if upErr == nil {
 		printUp(cmd.OutOrStdout(), ep, pf.KeysFile(), filepath.Join(dir, "logs"), prof, o.scheduler)
 		<-ctx.Done()
-		fmt.Fprintln(stderr, "\nscaleproof: stopping; tearing down (Ctrl-C again to exit now)")
 	}
-	stop() // a second Ctrl-C now ends the process at once (Go's default)
 
 	downErr := run.Teardown(pf, filepath.Join(dir, "logs"), log, nil)
 	switch {

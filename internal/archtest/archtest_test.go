@@ -72,11 +72,11 @@ var rules = []rule{
 	{pkg: "scenarios/platform/local", where: "scenarios/platform/local/local.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform/external", where: "scenarios/platform/external/external.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform/kubeconfig", where: "scenarios/platform/kubeconfig/kubeconfig.go", links: true, deny: []string{"scenarios"}},
-	{pkg: "scenarios/run", where: "scenarios/run/run.go", links: true, only: []string{"reports"}},
+	{pkg: "scenarios/run", where: "scenarios/run/run.go", links: true, only: []string{"reports", "reports/render"}},
 	{pkg: "sim", where: "sim/doc.go", deny: []string{"net/http", "scenarios/platform/..."}},
 	{pkg: "sim", where: "layout.md §2.3: the simulator links no client-go", links: true, deny: []string{"k8s.io/...", "scenarios/target/kube"}},
 	{pkg: "reports", where: "reports/results.go", links: true, only: []string{}},
-	{pkg: "reports/render", where: "reports/render/doc.go", links: true, only: []string{"reports"}},
+	{pkg: "reports/render", where: "reports/render/doc.go", links: true, only: []string{"reports", "reports/render"}},
 	{pkg: "internal/screenshot", where: "internal/screenshot/screenshot.go", links: true, deny: []string{"scenarios/...", "autoscaler/..."}},
 
 	// The cluster makers.

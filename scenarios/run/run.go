@@ -1,12 +1,15 @@
 // Package run is a run's lifecycle, written once for `scaleproof run`,
-// `selftest`, `up` and the e2e suites: the artifacts folder and the
-// harness's log in it, the teardown in kubetest2's order (every log saved
-// before anything is deleted, within a budget of a fresh context, so a
-// cancelled run still tears down), and the exit code a run's verdicts
-// give, written with its results.
+// `selftest`, `sim`, `up` and the e2e suites: the artifacts folder and the
+// harness's log in it, the interrupt trap (Trap), the teardown in
+// kubetest2's order (every log saved before anything is deleted, within a
+// budget of a fresh context, so a cancelled run still tears down), the exit
+// code a run's verdicts give, written with its results, and the outputs
+// beside results.jsonl (table.md, report.html, junit.xml, the steps'
+// junit_runner.xml).
 //
-// It imports only the results format: never a platform, a cluster maker
-// or a command (a platform is anything with DumpLogs and Down).
+// It imports only the results format and its renderers: never a platform,
+// a cluster maker or a command (a platform is anything with DumpLogs and
+// Down).
 package run
 
 import (
