@@ -120,6 +120,19 @@ func TestSelftestOnLocal(t *testing.T) {
 	if !rep.Passed || !rep.Baseline.Passed {
 		t.Errorf("selftest passed %v, baseline passed %v: %v", rep.Passed, rep.Baseline.Passed, rep.Baseline.Failed)
 	}
+	if !rep.Baseline.Passed {
+		// A clean baseline that fails is a flaky verdict or a real bug: keep
+		// what it measured (results, the processes' logs) where CI keeps its
+		// artifacts, since the test's folder goes with it.
+		for _, b := range []string{"baseline", "baseline-hpa"} {
+			logVerdicts(t, filepath.Join(art, b, "results.jsonl"))
+			if keep := os.Getenv("ARTIFACTS"); keep != "" {
+				if err := os.CopyFS(filepath.Join(keep, "selftest-"+b), os.DirFS(filepath.Join(art, b))); err != nil {
+					t.Log(err)
+				}
+			}
+		}
+	}
 	if len(rep.Faults) != len(faults.Catalog) {
 		t.Errorf("%d faults in the report, the catalogue has %d", len(rep.Faults), len(faults.Catalog))
 	}
