@@ -416,7 +416,7 @@ func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, u
 	}
 	cols := render.Columns{}
 	if o.extraColumns {
-		cols = render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
+		cols = run.WideColumns
 	}
 	tab := run.Table{Row: row, Verdicts: verdicts, Targets: r.plan.tr != nil}
 	if code == exitInterrupted {

@@ -358,7 +358,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 	for k, v := range po.settings("local", prof) {
 		settings[k] = v
 	}
-	r.results = filepath.Join(dir, "results.jsonl")
+	r.results = filepath.Join(dir, run.ResultsFile)
 	w, err := reports.Create(r.results, reports.RunMeta{RunID: newRunID(), Version: version, Commit: commit,
 		Platform: "local", Profile: prof.Name, Settings: settings, Started: start})
 	if err != nil {

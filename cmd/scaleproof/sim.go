@@ -158,7 +158,7 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 	}
 	rep.Meta.Version, rep.Meta.Commit = version, commit
 	rep.Records[0].Data = rep.Meta
-	resultsPath := filepath.Join(dir, "results.jsonl")
+	resultsPath := filepath.Join(dir, run.ResultsFile)
 	if werr := rep.WriteResultsFile(resultsPath); werr != nil {
 		return withCode(exitUsage, werr)
 	}

@@ -25,6 +25,10 @@ const (
 	stepsJUnitSuite = "scaleproof run"
 )
 
+// WideColumns are the extra columns table.md always shows and run --wide
+// adds to the printed table: other 4xx, transport errors, 429 % and p95.
+var WideColumns = render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true}
+
 // Reports are the paths of the reports WriteReports wrote ("" where none).
 type Reports struct {
 	HTML, JUnit string
@@ -106,7 +110,7 @@ func (t Table) WriteMarkdown(w io.Writer) error {
 	if t.Targets {
 		err = render.WriteTargetTable(w, t.Verdicts, true)
 	} else {
-		err = render.WriteMarkdown(w, []reports.Row{t.Row}, render.Columns{Other4xx: true, Transport: true, Pct429: true, P95: true})
+		err = render.WriteMarkdown(w, []reports.Row{t.Row}, WideColumns)
 	}
 	fmt.Fprint(w, "\n```text\n") // the verdict lines as they are, not merged into one paragraph
 	render.WriteVerdicts(w, t.Verdicts)
