@@ -42,6 +42,21 @@ type LoadSummary struct {
 	DataReceived  int64   `json:"data_received_bytes"`
 	Histogram     string  `json:"histogram,omitempty"`
 	AbortedReason string  `json:"aborted_reason,omitempty"` // a threshold with abortOnFail stopped the run
+	// Errors are the distinct reasons of the calls that did not end ok
+	// (vegeta's error set, counted): at most 16 a class, the most
+	// frequent first.
+	Errors []ErrorReason `json:"errors,omitempty"`
+}
+
+// ErrorReason is one distinct reason calls failed with: their class (one
+// of Calls' JSON names: 429, 4xx, 5xx, jsonrpc_error, bad_response,
+// transport, interrupted), the reason as the load generator saw it (an
+// HTTP status line and the JSON-RPC error's message, or the transport
+// error), and how many calls gave it.
+type ErrorReason struct {
+	Class string `json:"class"`
+	Error string `json:"error"`
+	Count int64  `json:"count"`
 }
 
 // LoadModel is the load model of the run: RunMeta.Settings["load_model"],

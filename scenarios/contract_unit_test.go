@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/scaleproof/scaleproof/autoscaler/faults"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
@@ -86,5 +87,32 @@ func TestStepOnly(t *testing.T) {
 	var sk *skipError
 	if err := stepOnly(&Env{Policy: PolicyHPA}); !errors.As(err, &sk) || !strings.Contains(sk.reason, "hpa policy") {
 		t.Errorf("hpa: %v", err)
+	}
+}
+
+// TestReasonsText: the no-5xx fact names what the 5xx said, the loads'
+// counts of one reason added, the most frequent first, three at most.
+func TestReasonsText(t *testing.T) {
+	ec := func(err string, n int64) load.ErrorCount {
+		return load.ErrorCount{Class: load.Class5xx, Err: err, N: n}
+	}
+	tests := []struct {
+		name string
+		in   []load.ErrorCount
+		want string
+	}{
+		{name: "none", want: ""},
+		{name: "one", in: []load.ErrorCount{ec("502 Bad Gateway: worker w-2 failed: EOF", 1)}, want: ": 502 Bad Gateway: worker w-2 failed: EOF ×1"},
+		{name: "two loads, one reason", in: []load.ErrorCount{ec("503 Service Unavailable", 1), ec("502 Bad Gateway", 1), ec("503 Service Unavailable", 2)},
+			want: ": 503 Service Unavailable ×3; 502 Bad Gateway ×1"},
+		{name: "three at most", in: []load.ErrorCount{ec("a", 1), ec("b", 4), ec("c", 3), ec("d", 2), ec("e", 1)},
+			want: ": b ×4; c ×3; d ×2; and 2 more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := reasonsText(tt.in); got != tt.want {
+				t.Errorf("reasonsText = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,11 +1,13 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -276,7 +278,11 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	}
 	s.judgeSibling()
 	if len(loads) > 0 && !s.noFiveXX {
-		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
+		var reasons []load.ErrorCount
+		for _, l := range loads {
+			reasons = append(reasons, l.reasons(load.Class5xx)...)
+		}
+		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx%s", v.Calls.Server5xx, reasonsText(reasons))
 	}
 	if s.env.Endpoints.Canary && len(loads) > 0 {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -368,4 +374,30 @@ func changeReason(smp observe.Sample, prev int) string {
 		return smp.Change
 	}
 	return smp.Decision
+}
+
+// reasonsText is ": " and the three most frequent reasons with their
+// counts ("502 Bad Gateway: worker w-2 failed: EOF ×1"), "" when none.
+func reasonsText(in []load.ErrorCount) string {
+	var rs []load.ErrorCount // one row a reason, the loads' counts added
+	for _, r := range in {
+		if i := slices.IndexFunc(rs, func(x load.ErrorCount) bool { return x.Err == r.Err }); i >= 0 {
+			rs[i].N += r.N
+		} else {
+			rs = append(rs, r)
+		}
+	}
+	slices.SortStableFunc(rs, func(a, b load.ErrorCount) int { return cmp.Compare(b.N, a.N) })
+	var parts []string
+	for i, r := range rs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(rs)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", r.Err, r.N))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return ": " + strings.Join(parts, "; ")
 }

@@ -556,7 +556,7 @@ func runLoad(parent context.Context, stdout, stderr io.Writer, p *loadPlan, asJS
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return withCode(exitUsage, err)
 	}
-	resultsPath := filepath.Join(p.dir, "results.jsonl")
+	resultsPath := filepath.Join(p.dir, run.ResultsFile)
 	started := time.Now()
 	settings := map[string]string{"executor": p.executor, "load_model": p.model(), "target": p.target, "plan": p.describe()}
 	for i, t := range p.thresholds {
@@ -757,6 +757,9 @@ func summarize(m *load.Metrics, p *loadPlan, scenario string) reports.LoadSummar
 	if b, err := m.Histogram().Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
 		s.Histogram = string(b)
 	}
+	for _, e := range m.Errors("") {
+		s.Errors = append(s.Errors, reports.ErrorReason{Class: string(e.Class), Error: e.Err, Count: e.N})
+	}
 	return s
 }
 
@@ -838,6 +841,12 @@ func writeLoadSummary(w io.Writer, s reports.LoadSummary, p *loadPlan, ths []loa
 	row("data_sent", fmt.Sprintf("%s  %s", humanBytes(s.DataSent), strings.TrimSuffix(per(float64(s.DataSent)/1e3), "/s")+" kB/s"))
 	row("data_received", fmt.Sprintf("%s  %s", humanBytes(s.DataReceived), strings.TrimSuffix(per(float64(s.DataReceived)/1e3), "/s")+" kB/s"))
 	row("duration", (time.Duration(s.DurationS * float64(time.Second))).Round(time.Millisecond).String())
+	if len(s.Errors) > 0 {
+		fmt.Fprintln(w, "\n  errors (distinct reasons, the most frequent first)")
+		for _, e := range s.Errors {
+			fmt.Fprintf(w, "    %-13s %7d  %s\n", e.Class, e.Count, e.Error)
+		}
+	}
 	if s.AbortedReason != "" {
 		fmt.Fprintf(w, "\n  stopped early: %s\n", s.AbortedReason)
 	}

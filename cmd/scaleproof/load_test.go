@@ -84,7 +84,7 @@ func TestLoadCommand(t *testing.T) {
 			0, []string{"closed-loop", "calls ok", "✓ rate_ok>0.99"}},
 		{"threshold crossed is 99", []string{"--url", srv.URL + "/limited", "--tool", "echo", "--bearer", "k1",
 			"--vus", "1", "--duration", "300ms", "--max-iterations", "40", "--threshold", "rate_429<0.05"},
-			exitThreshold, []string{"✗ rate_429<0.05", "calls 429"}},
+			exitThreshold, []string{"✗ rate_429<0.05", "calls 429", "errors (distinct reasons", "429 Too Many Requests"}},
 		{"abortOnFail stops the run early", []string{"--url", srv.URL + "/limited", "--tool", "echo", "--bearer", "k1",
 			"--vus", "1", "--think-time", "5ms", "--duration", "1m", "--max-iterations", "100000", "--threshold", "rate_429<0.05,abortOnFail"},
 			exitThreshold, []string{"stopped early: threshold rate_429<0.05 crossed", "✗ rate_429<0.05"}},
@@ -137,6 +137,15 @@ func checkLoadResults(t *testing.T, path string, code int) {
 	l := res.Loads[0]
 	if l.Calls.Total() != l.Iterations || l.Iterations == 0 || l.Histogram == "" || l.DataSent == 0 {
 		t.Errorf("load record %+v", l)
+	}
+	var reasons429 int64 // every 429 has its reason in the record's error set
+	for _, e := range l.Errors {
+		if e.Class == "429" {
+			reasons429 += e.Count
+		}
+	}
+	if reasons429 != l.Calls.TooMany {
+		t.Errorf("the error set counts %d calls answered 429, the totals %d: %+v", reasons429, l.Calls.TooMany, l.Errors)
 	}
 	var sum int64
 	merged := hdr.New(1, int64(10*time.Minute/time.Microsecond), 2)

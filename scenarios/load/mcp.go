@@ -102,11 +102,9 @@ func classifyResponse(ctx context.Context, resp *http.Response, id int64) Result
 		return Result{Class: Class429, Status: code, Err: resp.Status,
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now())}
 	case code >= 400 && code <= 499:
-		discard(resp.Body)
-		return Result{Class: Class4xx, Status: code, Err: resp.Status}
+		return Result{Class: Class4xx, Status: code, Err: errorReason(resp)}
 	case code >= 500 && code <= 599:
-		discard(resp.Body)
-		return Result{Class: Class5xx, Status: code, Err: resp.Status,
+		return Result{Class: Class5xx, Status: code, Err: errorReason(resp),
 			RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), resp.Header.Get("Date"), time.Now())}
 	case code >= 300 && code <= 399:
 		discard(resp.Body)
@@ -269,6 +267,30 @@ func parseRetryAfter(v, date string, now time.Time) time.Duration {
 // discard reads a little of an unwanted body so the connection can be
 // reused.
 func discard(r io.Reader) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10)) }
+
+// errorReason is an HTTP error's Result.Err: its status line and, when the
+// body is a JSON-RPC error (as the MCP servers and proxies in front of them
+// answer), that error's message, so that a failed call says which part
+// failed and why ("502 Bad Gateway: worker w-2 failed: EOF"). The body is
+// read up to 64 KiB, as discard reads it.
+func errorReason(resp *http.Response) string {
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return withRPCMessage(resp.Status, data)
+}
+
+// withRPCMessage is status, then ": " and the message of the JSON-RPC
+// error body holds, when it holds one.
+func withRPCMessage(status string, body []byte) string {
+	var m struct {
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Error == nil || m.Error.Message == "" {
+		return status
+	}
+	return status + ": " + shorten(m.Error.Message)
+}
 
 func shorten(s string) string {
 	const n = 120

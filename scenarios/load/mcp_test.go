@@ -83,6 +83,19 @@ func TestMCPToolCallClassification(t *testing.T) {
 		{name: "500", class: Class5xx, status: 500, errHas: "500", handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
 			w.WriteHeader(http.StatusInternalServerError)
 		}},
+		{name: "502 names the JSON-RPC error the proxy answered", class: Class5xx, status: 502, errHas: "502 Bad Gateway: worker w-2 failed: EOF", handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadGateway)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32000,"message":"worker w-2 failed: EOF"}}`, req.ID)
+		}},
+		{name: "403 names the JSON-RPC error", class: Class4xx, status: 403, errHas: "403 Forbidden: role viewer may not", handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%d,"error":{"code":-32001,"message":"role viewer may not call tools"}}`, req.ID)
+		}},
+		{name: "503 with a body that is not JSON-RPC: the status line only", class: Class5xx, status: 503, errHas: "503 Service Unavailable", handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_, _ = io.WriteString(w, "upstream connect error")
+		}},
 		{name: "503", class: Class5xx, status: 503, handler: func(t *testing.T, w http.ResponseWriter, req rpcRequest) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}},

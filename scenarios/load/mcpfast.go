@@ -339,9 +339,9 @@ func (f *fastMCP) readResponse(ctx context.Context, fc *fastConn, id int64) (Res
 	case code == http.StatusTooManyRequests:
 		return Result{Class: Class429, Status: code, Err: status, RetryAfter: parseRetryAfter(retryAfter, date, time.Now())}, nil
 	case code >= 400 && code <= 499:
-		return Result{Class: Class4xx, Status: code, Err: status}, nil
+		return Result{Class: Class4xx, Status: code, Err: f.reason(status, body)}, nil
 	case code >= 500 && code <= 599:
-		return Result{Class: Class5xx, Status: code, Err: status, RetryAfter: parseRetryAfter(retryAfter, date, time.Now())}, nil
+		return Result{Class: Class5xx, Status: code, Err: f.reason(status, body), RetryAfter: parseRetryAfter(retryAfter, date, time.Now())}, nil
 	case code >= 300 && code <= 399:
 		return Result{Class: ClassBadResponse, Status: code, Err: fmt.Sprintf("redirect %s to %q not followed", status, location)}, nil
 	default:
@@ -521,4 +521,13 @@ func validHeader(name, value string) bool {
 		}
 	}
 	return true
+}
+
+// reason is an HTTP error's Result.Err: for MCP calls, as MCPToolCall
+// gives it (withRPCMessage); else the status line.
+func (f *fastMCP) reason(status string, body []byte) string {
+	if !f.mcp {
+		return status
+	}
+	return withRPCMessage(status, body)
 }

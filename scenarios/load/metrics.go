@@ -100,6 +100,7 @@ type Metrics struct {
 	peakVUs   int
 	dropped   int64
 	droppedIt int64 // iterations an arrival-rate executor could not start
+	errs      errorSet
 }
 
 // NewMetrics returns an empty recorder. Pass it to WithMetrics to watch a
@@ -173,6 +174,7 @@ func (m *Metrics) recordLocked(r Result) {
 		b.classes = map[Class]int64{}
 	}
 	b.classes[r.Class]++
+	m.errs.add(r.Class, r.Err, 1)
 	if r.Class == ClassInterrupted {
 		return
 	}
@@ -366,7 +368,7 @@ func (m *Metrics) Merge(o *Metrics) {
 	o.mu.Lock()
 	oBegun, oStart, oDur := o.begun, o.start, o.elapsedLocked()
 	oStarted, oCompleted, oDropped, oPeak, oDroppedIt := o.started, o.completed, o.dropped, o.peakVUs, o.droppedIt
-	oTotals, oHist := maps.Clone(o.totals), hdr.Import(o.hist.Export())
+	oTotals, oHist, oErrs := maps.Clone(o.totals), hdr.Import(o.hist.Export()), o.errs.list("")
 	oBuckets := make([]bucket, len(o.buckets))
 	for i, b := range o.buckets {
 		oBuckets[i] = bucket{started: b.started, completed: b.completed, classes: maps.Clone(b.classes), vus: b.vus, dropped: b.dropped}
@@ -394,6 +396,9 @@ func (m *Metrics) Merge(o *Metrics) {
 	m.droppedIt += oDroppedIt
 	for c, n := range oTotals {
 		m.totals[c] += n
+	}
+	for _, e := range oErrs {
+		m.errs.add(e.Class, e.Err, e.N)
 	}
 	m.hist.Merge(oHist)
 	for len(m.buckets) < len(oBuckets) {

@@ -55,6 +55,9 @@ type ShardResult struct {
 	// Idle is true when the shard's share of the load was empty (fewer VUs
 	// than shards): it ran nothing, on purpose.
 	Idle bool `json:"idle,omitempty"`
+	// Errors are the distinct reasons of the shard's failed calls
+	// (Metrics.Errors).
+	Errors []ErrorCount `json:"errors,omitempty"`
 }
 
 // ShardSecond is one per-second bucket of a ShardResult (see Second).
@@ -74,7 +77,7 @@ func NewShardResult(m *Metrics, shard, shards int, sent, received int64, runErr 
 	r := ShardResult{Version: ShardResultVersion, Shard: shard, Shards: shards, Start: m.Start(),
 		DurationNS: m.Duration(), Started: m.Started(), Completed: m.Completed(), Totals: m.Totals(),
 		DroppedIterations: m.DroppedIterations(), DroppedResults: m.DroppedResults(), PeakVUs: m.PeakVUs(),
-		DataSent: sent, DataReceived: received}
+		DataSent: sent, DataReceived: received, Errors: m.Errors("")}
 	if runErr != nil {
 		r.Error = runErr.Error()
 	}
@@ -149,6 +152,15 @@ func (r ShardResult) Check(wantShard, wantShards int) error {
 	}
 	if sum != r.Completed {
 		return bad("classes add up to %d, completed is %d", sum, r.Completed)
+	}
+	reasons := map[Class]int64{}
+	for _, e := range r.Errors {
+		if !e.Class.Valid() || e.Class == ClassOK || e.N <= 0 || e.Err == "" {
+			return bad("error reason %q of class %q count %d", e.Err, e.Class, e.N)
+		}
+		if reasons[e.Class] += e.N; reasons[e.Class] > r.Totals[e.Class] {
+			return bad("the reasons of class %s count %d calls, the class %d", e.Class, reasons[e.Class], r.Totals[e.Class])
+		}
 	}
 	h, err := decodeHist(r.Histogram, histSigFigs)
 	if err != nil {
@@ -246,6 +258,9 @@ func MergeShards(start time.Time, rs []ShardResult) *Metrics {
 		m.dropped += r.DroppedResults
 		for c, n := range r.Totals {
 			m.totals[c] += n
+		}
+		for _, e := range r.Errors {
+			m.errs.add(e.Class, e.Err, e.N)
 		}
 		if h, err := decodeHist(r.Histogram, histSigFigs); err == nil {
 			m.hist.Merge(h)

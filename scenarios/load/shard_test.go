@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +18,17 @@ func sample(seed uint64, n int, off, span time.Duration) []Result {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	out := make([]Result, n)
 	for i := range out {
-		c := ClassOK
+		c, reason := ClassOK, ""
 		switch rng.IntN(20) {
 		case 0:
-			c = Class429
+			c, reason = Class429, "429 Too Many Requests"
 		case 1:
-			c = ClassInterrupted
+			c, reason = ClassInterrupted, "graceful stop"
+		case 2:
+			c, reason = Class5xx, []string{"502 Bad Gateway: worker w-1 failed: EOF", "503 Service Unavailable"}[rng.IntN(2)]
 		}
 		out[i] = Result{Start: t0.Add(off + time.Duration(rng.Int64N(int64(span)))),
-			Latency: time.Duration(1+rng.ExpFloat64()*50) * time.Millisecond, Class: c}
+			Latency: time.Duration(1+rng.ExpFloat64()*50) * time.Millisecond, Class: c, Err: reason}
 	}
 	return out
 }
@@ -98,6 +101,10 @@ func TestMergeShards(t *testing.T) {
 				if merged.Count(c) != single.Count(c) {
 					t.Errorf("class %s: merged %d, single %d", c, merged.Count(c), single.Count(c))
 				}
+			}
+			// so do the failed calls' reasons
+			if me, se := merged.Errors(""), single.Errors(""); !reflect.DeepEqual(me, se) || len(se) != 4 {
+				t.Errorf("reasons merged %+v, single %+v (want 4)", me, se)
 			}
 			// percentiles from the merged histogram equal one histogram of all samples
 			if ml, sl := merged.Latencies(), single.Latencies(); ml != sl {
@@ -227,6 +234,10 @@ func TestShardResultCheck(t *testing.T) {
 		{"seconds out of order", func(r *ShardResult) { r.Seconds[1].Offset = 0 }, "out of order"},
 		{"bad histogram", func(r *ShardResult) { r.Histogram = "not-hdr" }, "histogram"},
 		{"completed above started", func(r *ShardResult) { r.Completed = r.Started + 1 }, "completed"},
+		{"more reasons than calls of the class", func(r *ShardResult) {
+			r.Errors = []ErrorCount{{Class5xx, "502 Bad Gateway", r.Totals[Class5xx] + 1}}
+		}, "the reasons of class 5xx"},
+		{"a reason for ok calls", func(r *ShardResult) { r.Errors = []ErrorCount{{ClassOK, "fine", 1}} }, "error reason"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := good
