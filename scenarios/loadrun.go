@@ -113,7 +113,7 @@ func callsOf(t map[load.Class]int64) reports.Calls {
 func (l *loadRun) calls() reports.Calls { return callsOf(l.metrics().Totals()) }
 
 // reasons lists what the load's calls of class c answered, the most
-// frequent first (none for a sharded load: its shards report counts only).
+// frequent first (for a sharded load, once its shards' results are merged).
 func (l *loadRun) reasons(c load.Class) []load.ErrorCount { return l.metrics().Errors(c) }
 
 func (l *loadRun) snapshot() (int, reports.Calls) {
