@@ -30,6 +30,9 @@ func TestPolicyFlags(t *testing.T) {
 		{[]string{"--policy", "hpa", "--prometheus", "off"}, "--policy hpa needs Prometheus"},
 		{[]string{"--scenarios", "spike", "--prometheus", "off"}, "the spike scenario needs Prometheus"},
 		{[]string{"--platform", "external", "--policy", "hpa"}, "needs --prometheus URL"},
+		{[]string{"--platform", "kind", "--policy", "hpa"}, "platform kind deploys none"},
+		{[]string{"--platform", "kubeconfig", "--policy", "hpa", "--prometheus", "http://127.0.0.1:9090"}, "platform kubeconfig deploys none"},
+		{[]string{"--platform", "gke", "--scenarios", "spike"}, "the spike scenario needs Prometheus (the hpa metric source and the signal), and platform gke deploys none"},
 		{[]string{"--scenarios", "near-threshold"}, "run it with --policy hpa"},
 	}
 	for _, tc := range tests {

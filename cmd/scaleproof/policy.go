@@ -30,7 +30,10 @@ func addPolicyFlags(f *pflag.FlagSet, o *policyOpts) {
 
 // resolve checks the flags and returns the scenario list: with --policy hpa
 // and no --scenarios, the five and spike. hpa or spike without a Prometheus
-// fails here, before anything starts.
+// fails here, before anything starts: on local without the prometheus
+// binary (or --prometheus off), on external without --prometheus URL, and
+// on every platform that deploys the reference system itself (kind,
+// kubeconfig, the clouds), which deploys no Prometheus.
 func (o *policyOpts) resolve(platformName string, names []string, list []scenarios.Scenario) ([]scenarios.Scenario, error) {
 	if o.policy != scenarios.PolicyStep && o.policy != scenarios.PolicyHPA {
 		return nil, fmt.Errorf("--policy %q: want step or hpa", o.policy)
@@ -67,6 +70,17 @@ func (o *policyOpts) resolve(platformName string, names []string, list []scenari
 		if o.prometheus == local.PrometheusAuto || o.prometheus == local.PrometheusOff || o.prometheus == "" {
 			return nil, errors.New(what + " on an external platform needs --prometheus URL: the Prometheus that scrapes its edge")
 		}
+	default:
+		// kind, kubeconfig and the clouds deploy the reference system
+		// without a Prometheus: its console would have no metric source,
+		// hold every hpa zone at 1 and fail the scenarios as if the
+		// policy never scaled. (An unknown platform is newRunPlatform's
+		// error.)
+		if platformName != "kind" && platformName != "kubeconfig" && !slices.Contains(cloudNames(), platformName) {
+			return list, nil
+		}
+		return nil, fmt.Errorf("%s needs Prometheus (the hpa metric source and the signal), and platform %s deploys none with the reference system: "+
+			"run it on --platform local, or on --platform external with --prometheus URL (a Prometheus that scrapes that system's edge)", what, platformName)
 	}
 	return list, nil
 }
