@@ -222,6 +222,9 @@ func TestQuerierDrain(t *testing.T) {
 	if code := status(t, srv.URL+"/readyz"); code != 503 {
 		t.Fatalf("/readyz draining: %d", code)
 	}
+	// Drain's leave reaches the scheduler asynchronously; until it has, an
+	// idle worker's poll may still be handed a call (by design: it runs).
+	waitState(t, s, "qa's leave seen", func(st scheduler.Stats) bool { return st.Leaving == 1 })
 	second := make(chan reply, 1)
 	go func() { second <- callMCP(base, 2, 50) }()
 	waitState(t, s, "the second call queued", func(st scheduler.Stats) bool { return st.Queued == 1 })

@@ -83,6 +83,7 @@ type Stats struct {
 	Queued    int // calls waiting in the queue
 	Running   int // calls handed to a querier and not yet answered
 	Queriers  int // open querier sessions
+	Leaving   int // open sessions whose querier drains: its polls get 410, it takes no more calls
 	Requeued  int // calls re-queued after their querier went away (ever)
 	Failed    int // calls answered with an error after their second querier went away (ever)
 	Refused   int // calls refused with 429, queue full (ever)
@@ -198,6 +199,11 @@ func (s *Scheduler) Stats() Stats {
 	defer s.mu.Unlock()
 	st := s.stats
 	st.Queued, st.Running, st.Queriers = s.queue.Len(), len(s.running), len(s.sessions)
+	for _, ss := range s.sessions {
+		if ss.leaving {
+			st.Leaving++
+		}
+	}
 	return st
 }
 
