@@ -18,7 +18,7 @@ type loadRun struct {
 	stopCh   chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
-	vus      int // constant VUs (0 for a staged profile)
+	vus      int // constant VUs, an arrival-rate load's max VUs (0 for a staged profile)
 	mu       sync.Mutex
 	err      error
 	ended    time.Time // when Stop was called or the load ran its course
@@ -46,14 +46,36 @@ func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile, workMS int
 // startLoadAt runs profile p in this process against url (an MCP endpoint:
 // the edge's route, or one worker's own /mcp).
 func startLoadAt(ctx context.Context, e *Env, s *Scope, p load.Profile, url string, workMS int) *loadRun {
-	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": workMS}, nil)
-	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{})}
+	vus := 0
 	if p.Executor == load.ExecutorConstantVUs {
-		l.vus = p.VUs
+		vus = p.VUs
 	}
+	return startEngine(ctx, e, s, url, workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
+		_, err := load.Run(ctx, p, exec, opts...)
+		return err
+	})
+}
+
+// startArrivalAt runs open-model profile p (k6's arrival-rate executors) in
+// this process against url; the load's VUs, as the contract facts read
+// them, are the most it may hold in flight (p.MaxVUs).
+func startArrivalAt(ctx context.Context, e *Env, s *Scope, p load.ArrivalProfile, url string, workMS int) *loadRun {
+	return startEngine(ctx, e, s, url, workMS, max(p.MaxVUs, p.PreAllocatedVUs), func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
+		_, err := load.RunArrival(ctx, p, exec, opts...)
+		return err
+	})
+}
+
+// startEngine starts run (one of the load engine's executors) on a
+// goroutine with `tools/call work {"ms": workMS}` against url, recording
+// into the loadRun's Metrics and stopping at its Stop.
+func startEngine(ctx context.Context, e *Env, s *Scope, url string, workMS, vus int,
+	run func(context.Context, load.Exec, ...load.Option) error) *loadRun {
+	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": workMS}, nil)
+	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{}), vus: vus}
 	go func() {
 		defer close(l.done)
-		_, err := load.Run(ctx, p, exec, load.WithMetrics(l.m), load.WithStop(l.stopCh))
+		err := run(ctx, exec, load.WithMetrics(l.m), load.WithStop(l.stopCh))
 		l.mu.Lock()
 		l.err = err
 		if l.ended.IsZero() {

@@ -208,7 +208,19 @@ func (s *Scope) loadProfile(ctx context.Context, lp load.Profile) *loadRun {
 
 // loadWork is loadProfile with calls of workMS milliseconds each.
 func (s *Scope) loadWork(ctx context.Context, lp load.Profile, workMS int) *loadRun {
-	l := startLoad(ctx, s.env, s, lp, workMS)
+	return s.track(ctx, startLoad(ctx, s.env, s, lp, workMS))
+}
+
+// loadArrival starts open-model load ap (k6's arrival-rate executors) of
+// workMS-millisecond calls against the scenario's zone, always in this
+// process (an arrival rate a scenario needs is far under one process's
+// reach), and counts it in the scenario's calls.
+func (s *Scope) loadArrival(ctx context.Context, ap load.ArrivalProfile, workMS int) *loadRun {
+	return s.track(ctx, startArrivalAt(ctx, s.env, s, ap, s.MCPURL(), workMS))
+}
+
+// track counts load l in the scenario's calls and watches its in-flight.
+func (s *Scope) track(ctx context.Context, l *loadRun) *loadRun {
 	s.mu.Lock()
 	s.loads = append(s.loads, l)
 	s.mu.Unlock()
