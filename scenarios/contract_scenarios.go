@@ -60,10 +60,27 @@ func stepOnly(e *Env) error {
 // platform offers no fault action at all (platform.NoFaults): a skipped
 // scenario leaves no zone behind on a system the harness did not deploy.
 func needsFaults(e *Env, action string) error {
-	if nf, ok := e.faults().(platform.NoFaults); ok {
-		return &skipError{reason: (&platform.NotOfferedError{Platform: nf.Platform, Action: action, Reason: nf.Reason}).Error()}
+	switch f := e.faults().(type) {
+	case platform.NoFaults:
+		return &skipError{reason: (&platform.NotOfferedError{Platform: f.Platform, Action: action, Reason: f.Reason}).Error()}
+	case platform.Offerer:
+		if err := f.Offers(action); err != nil {
+			return &skipError{reason: err.Error()}
+		}
 	}
 	return nil
+}
+
+// consoleRestarted drops the harness's kept-alive connections to the
+// console after a planned restart (the zone sampler's and the API calls'
+// client, and the /readyz poller's): behind a Service, a connection opened
+// to the old console may lead nowhere, or to a network filter's refusal,
+// once its pod is gone; the next request dials the new one.
+func (e *Env) consoleRestarted() {
+	e.Console.CloseIdleConnections()
+	if e.readyz != nil {
+		e.readyz.Client.CloseIdleConnections()
+	}
 }
 
 // faults is the platform's fault actions (none offered when Env.Faults is nil).

@@ -32,7 +32,7 @@ func RestartCooldown() Scenario {
 			if err := stepOnly(e); err != nil {
 				return err
 			}
-			if err := needsFaults(e, "restart the console"); err != nil {
+			if err := needsFaults(e, platform.RestartAction(platform.PartConsole)); err != nil {
 				return err
 			}
 			p := e.Profile
@@ -47,6 +47,7 @@ func RestartCooldown() Scenario {
 			s.Phase(fmt.Sprintf("console restarted %.1f s into the %s down cooldown", time.Since(changed).Seconds(), p.DownCooldown))
 			from := time.Now()
 			rerr := e.faults().Restart(ctx, platform.PartConsole)
+			e.consoleRestarted()
 			to := time.Now()
 			s.plannedOutage(from, to.Add(p.ReadyzTimeout+p.ReadyzInterval))
 			if rerr != nil {
@@ -96,7 +97,7 @@ func RestartKeepsChanges() Scenario {
 			return 3*(p.ConsoleDrain+2*time.Second) + p.BootDelay
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if err := needsFaults(e, "restart the console"); err != nil {
+			if err := needsFaults(e, platform.RestartAction(platform.PartConsole)); err != nil {
 				return err
 			}
 			p := e.Profile
@@ -108,6 +109,7 @@ func RestartKeepsChanges() Scenario {
 				s.Phase("console restarted after " + what)
 				from := time.Now()
 				err := e.faults().Restart(ctx, platform.PartConsole)
+				e.consoleRestarted()
 				s.plannedOutage(from, time.Now().Add(p.ReadyzTimeout+p.ReadyzInterval))
 				return skip(err)
 			}

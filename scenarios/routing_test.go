@@ -94,6 +94,8 @@ func TestReadinessRoutingSkips(t *testing.T) {
 		{"hpa policy", &Env{Policy: PolicyHPA}, "on the hpa policy the count follows the query's ratio"},
 		{"no fault actions", &Env{Faults: platform.NoFaults{Platform: "external", Reason: "no access"}},
 			"platform external cannot fail a worker's readiness: no access"},
+		{"only the console's restart offered (kind)", &Env{Faults: restartOnly{platform.NoFaults{Platform: "kind", Reason: "only the console's pod"}}},
+			"platform kind cannot fail a worker's readiness: only the console's pod"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := ReadinessRouting().Run(t.Context(), tc.env, nil)
@@ -103,4 +105,15 @@ func TestReadinessRoutingSkips(t *testing.T) {
 			}
 		})
 	}
+}
+
+// restartOnly offers the console's restart alone (platform.Offerer), as the
+// kubeconfig platform on kind does.
+type restartOnly struct{ platform.NoFaults }
+
+func (r restartOnly) Offers(action string) error {
+	if action == platform.RestartAction(platform.PartConsole) {
+		return nil
+	}
+	return &platform.NotOfferedError{Platform: r.Platform, Action: action, Reason: r.Reason}
 }

@@ -91,6 +91,11 @@ func New(base string, timeout time.Duration) *Client {
 // SetBase points the client at a console's new address (after a restart).
 func (c *Client) SetBase(base string) { c.base = strings.TrimRight(base, "/") }
 
+// CloseIdleConnections closes the client's kept-alive connections, so the
+// next request dials the console anew (after it was restarted behind the
+// same address).
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
+
 // Base is the console's base URL.
 func (c *Client) Base() string { return c.base }
 

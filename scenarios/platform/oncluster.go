@@ -227,3 +227,67 @@ func (o *OnCluster[H]) RunLoadShards(ctx context.Context, job ShardJob) ([]Shard
 	}
 	return s.RunLoadShards(ctx, job)
 }
+
+var (
+	_ Faulter = (*OnCluster[struct{}])(nil)
+	_ Offerer = (*OnCluster[struct{}])(nil)
+)
+
+// faulter is the deployed platform's fault actions (FaulterOf), none
+// before the system is deployed.
+func (o *OnCluster[H]) faulter() Faulter {
+	o.mu.Lock()
+	d := o.deployed
+	o.mu.Unlock()
+	if d == nil {
+		return NoFaults{Platform: o.Name(), Reason: "the system is not deployed yet"}
+	}
+	return FaulterOf(d, "")
+}
+
+// Offers is the deployed platform's (Offerer), else nil when it offers
+// every action and a *NotOfferedError when it offers none.
+func (o *OnCluster[H]) Offers(action string) error {
+	switch f := o.faulter().(type) {
+	case NoFaults:
+		return f.no(action)
+	case Offerer:
+		return f.Offers(action)
+	}
+	return nil
+}
+
+// Workers is the deployed platform's.
+func (o *OnCluster[H]) Workers(ctx context.Context, group, zone string) ([]Worker, error) {
+	return o.faulter().Workers(ctx, group, zone)
+}
+
+// Freeze is the deployed platform's.
+func (o *OnCluster[H]) Freeze(ctx context.Context, group, zone, id string) error {
+	return o.faulter().Freeze(ctx, group, zone, id)
+}
+
+// Thaw is the deployed platform's.
+func (o *OnCluster[H]) Thaw(ctx context.Context, group, zone, id string) error {
+	return o.faulter().Thaw(ctx, group, zone, id)
+}
+
+// Kill is the deployed platform's.
+func (o *OnCluster[H]) Kill(ctx context.Context, group, zone, id string) error {
+	return o.faulter().Kill(ctx, group, zone, id)
+}
+
+// Restart is the deployed platform's.
+func (o *OnCluster[H]) Restart(ctx context.Context, part Part) error {
+	return o.faulter().Restart(ctx, part)
+}
+
+// FailReadiness is the deployed platform's.
+func (o *OnCluster[H]) FailReadiness(ctx context.Context, group, zone, id string) (Readiness, error) {
+	return o.faulter().FailReadiness(ctx, group, zone, id)
+}
+
+// PassReadiness is the deployed platform's.
+func (o *OnCluster[H]) PassReadiness(ctx context.Context, group, zone, id string) error {
+	return o.faulter().PassReadiness(ctx, group, zone, id)
+}

@@ -164,3 +164,71 @@ func TestOnClusterFailedUp(t *testing.T) {
 		t.Errorf("steps %+v, want a failed deploy", s)
 	}
 }
+
+// restartOnly is a deployed system offering only the console's restart.
+type restartOnly struct {
+	fakeSystem
+	restarts *int
+}
+
+func (r restartOnly) Offers(action string) error {
+	if action == RestartAction(PartConsole) {
+		return nil
+	}
+	return &NotOfferedError{Platform: "kind", Action: action, Reason: "only the console"}
+}
+func (r restartOnly) Restart(context.Context, Part) error { *r.restarts++; return nil }
+func (r restartOnly) Workers(context.Context, string, string) ([]Worker, error) {
+	return nil, r.Offers("list a zone's workers")
+}
+func (r restartOnly) Freeze(context.Context, string, string, string) error { return r.Offers("freeze") }
+func (r restartOnly) Thaw(context.Context, string, string, string) error   { return r.Offers("thaw") }
+func (r restartOnly) Kill(context.Context, string, string, string) error   { return r.Offers("kill") }
+func (r restartOnly) FailReadiness(context.Context, string, string, string) (Readiness, error) {
+	return Readiness{}, r.Offers("fail readiness")
+}
+func (r restartOnly) PassReadiness(context.Context, string, string, string) error {
+	return r.Offers("pass readiness")
+}
+
+// TestOnClusterFaults: the fault actions are the deployed platform's: none
+// before the deploy, none when it offers none, and what it offers after.
+func TestOnClusterFaults(t *testing.T) {
+	ctx := context.Background()
+	restartAction := RestartAction(PartConsole)
+	for _, c := range []struct {
+		name        string
+		system      func(calls *[]string, restarts *int) Platform
+		up          bool
+		wantRestart bool // Offers and Restart succeed
+		wantReason  string
+	}{
+		{"before the deploy", func(c *[]string, _ *int) Platform { return fakeSystem{calls: c} }, false, false, "not deployed yet"},
+		{"a deployed system with no fault actions", func(c *[]string, _ *int) Platform { return fakeSystem{calls: c} }, true, false, "offers no fault actions"},
+		{"a deployed system offering the restart", func(c *[]string, r *int) Platform { return restartOnly{fakeSystem{calls: c}, r} }, true, true, "only the console"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var calls []string
+			restarts := 0
+			o := NewOnCluster[string](&fakeMaker{calls: &calls}, func(context.Context, string) (Platform, error) {
+				return c.system(&calls, &restarts), nil
+			}, OnClusterOptions{})
+			if c.up {
+				if _, err := o.Up(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f := FaulterOf(o, "")
+			err := o.Offers(restartAction)
+			rerr := f.Restart(ctx, PartConsole)
+			if c.wantRestart != (err == nil) || c.wantRestart != (rerr == nil) || c.wantRestart != (restarts == 1) {
+				t.Fatalf("Offers %v, Restart %v, restarts %d; want offered %v", err, rerr, restarts, c.wantRestart)
+			}
+			ferr := o.Offers("freeze a worker")
+			_, werr := f.Workers(ctx, "g", "z")
+			if !errors.Is(ferr, ErrNotOffered) || !errors.Is(werr, ErrNotOffered) || !strings.Contains(ferr.Error(), c.wantReason) {
+				t.Fatalf("freeze offered: %v; workers: %v; want not offered, %q", ferr, werr, c.wantReason)
+			}
+		})
+	}
+}

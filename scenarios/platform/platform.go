@@ -264,7 +264,7 @@ func (n NoFaults) Kill(context.Context, string, string, string) error { return n
 
 // Restart returns a *NotOfferedError.
 func (n NoFaults) Restart(_ context.Context, part Part) error {
-	return n.no("restart the " + string(part))
+	return n.no(RestartAction(part))
 }
 
 // FailReadiness returns a *NotOfferedError.
@@ -276,6 +276,20 @@ func (n NoFaults) FailReadiness(context.Context, string, string, string) (Readin
 func (n NoFaults) PassReadiness(context.Context, string, string, string) error {
 	return n.no("pass a worker's readiness again")
 }
+
+// Offerer is the optional interface of a Faulter that offers only some of
+// its actions (kubeconfig: the console's restart): Offers returns nil when
+// action, named as NotOfferedError.Action names it ("restart the
+// console", RestartAction), is offered, else a *NotOfferedError saying
+// why. A scenario asks before it starts, so one whose action is not
+// offered is skipped before it changes anything.
+type Offerer interface {
+	Offers(action string) error
+}
+
+// RestartAction is the action Restart(part) is, as Offers and
+// NotOfferedError name it: "restart the console".
+func RestartAction(part Part) string { return "restart the " + string(part) }
 
 // LoadSharder is the optional interface of a platform that can spread a
 // load over many load generators at once: on Kubernetes, an Indexed Job of
