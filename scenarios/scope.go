@@ -221,10 +221,16 @@ func (s *Scope) loadArrival(ctx context.Context, ap load.ArrivalProfile, workMS 
 
 // track counts load l in the scenario's calls and watches its in-flight.
 func (s *Scope) track(ctx context.Context, l *loadRun) *loadRun {
+	s.addLoad(l)
+	s.startInflightWatch(ctx)
+	return l
+}
+
+// addLoad counts load l in the scenario's calls (no in-flight watch: see track).
+func (s *Scope) addLoad(l *loadRun) *loadRun {
 	s.mu.Lock()
 	s.loads = append(s.loads, l)
 	s.mu.Unlock()
-	s.startInflightWatch(ctx)
 	return l
 }
 
