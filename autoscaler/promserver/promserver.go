@@ -365,6 +365,14 @@ const DefaultTargetTimeout = 30 * time.Second
 // reads an empty result as zero would take as no load. The error lists the
 // targets Prometheus does have.
 func WaitTargetUp(ctx context.Context, baseURL, addr string, timeout time.Duration) error {
+	return WaitTargetUpFunc(ctx, baseURL, addr, func(host string) bool { return host == addr }, timeout)
+}
+
+// WaitTargetUpFunc is WaitTargetUp for the first active target whose
+// scrape URL's host:port match accepts (what names it in the error): a
+// Prometheus in a cluster finds its targets by DNS, under names the
+// caller does not know in advance.
+func WaitTargetUpFunc(ctx context.Context, baseURL, what string, match func(host string) bool, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultTargetTimeout
 	}
@@ -375,7 +383,7 @@ func WaitTargetUp(ctx context.Context, baseURL, addr string, timeout time.Durati
 	defer tick.Stop()
 	last := "no answer"
 	for {
-		up, seen, err := targetUp(ctx, hc, strings.TrimRight(baseURL, "/"), addr)
+		up, seen, err := targetUp(ctx, hc, strings.TrimRight(baseURL, "/"), match)
 		if err != nil {
 			last = err.Error()
 		} else if up {
@@ -388,15 +396,16 @@ func WaitTargetUp(ctx context.Context, baseURL, addr string, timeout time.Durati
 			if err := context.Cause(ctx); !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
-			return fmt.Errorf("promserver: prometheus %s has no healthy target %s after %s (%s)", baseURL, addr, timeout, last)
+			return fmt.Errorf("promserver: prometheus %s has no healthy target %s after %s (%s)", baseURL, what, timeout, last)
 		case <-tick.C:
 		}
 	}
 }
 
-// targetUp asks /api/v1/targets once: whether a target scrapes addr with
-// health "up", and a summary of the active targets for the error.
-func targetUp(ctx context.Context, hc *http.Client, base, addr string) (bool, string, error) {
+// targetUp asks /api/v1/targets once: whether a target whose host:port
+// match accepts is scraped with health "up", and a summary of the active
+// targets for the error.
+func targetUp(ctx context.Context, hc *http.Client, base string, match func(string) bool) (bool, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/targets?state=active", nil)
 	if err != nil {
 		return false, "", err
@@ -427,7 +436,7 @@ func targetUp(ctx context.Context, hc *http.Client, base, addr string) (bool, st
 		if u, err := url.Parse(t.ScrapeURL); err == nil {
 			host = u.Host
 		}
-		if host == addr && t.Health == "up" {
+		if match(host) && t.Health == "up" {
 			return true, "", nil
 		}
 		d := host + " " + t.Health

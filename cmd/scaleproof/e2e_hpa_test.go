@@ -30,7 +30,6 @@ func TestPolicyFlags(t *testing.T) {
 		{[]string{"--policy", "hpa", "--prometheus", "off"}, "--policy hpa needs Prometheus"},
 		{[]string{"--scenarios", "spike", "--prometheus", "off"}, "the spike scenario needs Prometheus"},
 		{[]string{"--platform", "external", "--policy", "hpa"}, "needs --prometheus URL"},
-		{[]string{"--platform", "kind", "--policy", "hpa"}, "platform kind deploys none"},
 		{[]string{"--platform", "kubeconfig", "--policy", "hpa", "--prometheus", "http://127.0.0.1:9090"}, "platform kubeconfig deploys none"},
 		{[]string{"--platform", "gke", "--scenarios", "spike"}, "the spike scenario needs Prometheus (the hpa metric source and the signal), and platform gke deploys none"},
 		{[]string{"--scenarios", "near-threshold"}, "run it with --policy hpa"},
@@ -57,6 +56,27 @@ func TestPolicyFlags(t *testing.T) {
 	list, err := o.resolve("local", nil, scenarios.All())
 	if err != nil || len(list) != 6 || list[5].Name != "spike" {
 		t.Fatalf("--policy hpa runs the five and spike: %d scenarios %v", len(list), err)
+	}
+	if o.deployPrometheus {
+		t.Error("local deploys a Prometheus into a cluster")
+	}
+	// kind deploys its own Prometheus beside the reference system
+	for _, k := range []struct {
+		policy string
+		names  []string
+		want   bool
+	}{{"hpa", nil, true}, {"step", []string{"spike"}, true}, {"step", []string{"sustained"}, false}} {
+		o := &policyOpts{policy: k.policy, prometheus: "auto"}
+		list, err := scenarios.Select(k.names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.resolve("kind", k.names, list); err != nil || o.deployPrometheus != k.want {
+			t.Errorf("kind, --policy %s --scenarios %v: %v, deploys Prometheus %v; want %v", k.policy, k.names, err, o.deployPrometheus, k.want)
+		}
+		if got := o.settings("kind", scenarios.Quick())["prometheus"]; got != map[bool]string{true: "in-cluster", false: "none"}[k.want] {
+			t.Errorf("kind results' prometheus setting %q", got)
+		}
 	}
 	if list, _ = o.resolve("local", []string{"sustained"}, list[2:3]); len(list) != 1 {
 		t.Fatalf("--scenarios wins: %d", len(list))

@@ -24,12 +24,15 @@ import (
 )
 
 // kindNodePorts are the NodePorts the kind config maps to 127.0.0.1: the
-// edge's and the console's, and, for a run with a scale target, the
-// target's load Service's and Prometheus's.
-func kindNodePorts(targetKind string) []int {
+// edge's and the console's; for a run with a scale target, the target's
+// load Service's and Prometheus's; for a console run with a Prometheus
+// (--policy hpa, spike), Prometheus's.
+func kindNodePorts(targetKind string, prometheus bool) []int {
 	ports := []int{deploykube.EdgeNodePort, deploykube.ConsoleNodePort}
 	if targetKind != "" {
 		ports = append(ports, deploykube.TargetNodePort, deploykube.PrometheusNodePort)
+	} else if prometheus {
+		ports = append(ports, deploykube.PrometheusNodePort)
 	}
 	return ports
 }
@@ -65,12 +68,14 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refI
 		if name == "" {
 			name = "kind"
 		}
+		h := scenarios.HPAFor(prof)
 		return kubeconfig.New(kubeconfig.Config{Name: name, Kubeconfig: c.Kubeconfig,
 			Namespace: runNamespace(runID), Profile: prof.Name, Image: ref.ref, Group: o.group,
 			NodeHost: c.NodeHost, ConsoleHostPort: c.HostPorts[deploykube.ConsoleNodePort], EdgeHostPort: c.HostPorts[deploykube.EdgeNodePort],
 			Target: o.targetSpec, TargetHostPort: c.HostPorts[deploykube.TargetNodePort], PrometheusHostPort: c.HostPorts[deploykube.PrometheusNodePort],
 			PrometheusImage: ad.images.Ref("prometheus"),
-			Canary:          o.canary, Log: log})
+			Prometheus:      o.deployPrometheus && o.targetSpec == nil, ScrapeInterval: h.ScrapeInterval, EvalInterval: h.EvalInterval,
+			Canary: o.canary, Log: log})
 	}
 }
 
@@ -80,9 +85,11 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refI
 // cluster's HPA reads CPU utilisation from metrics.k8s.io); keda needs
 // KEDA's operator, metrics API server and admission webhooks, and
 // Prometheus's image (KEDA's trigger queries it; the target's manifests
-// deploy it). No target: nothing.
+// deploy it). No target: nothing, or Prometheus's image alone for a
+// console run that deploys one (prometheus).
 type kindAddons struct {
 	targetKind string
+	prometheus bool
 	log        *slog.Logger
 	out        io.Writer
 	// ensure is kedaimage.Ensure (tests replace it).
@@ -94,13 +101,13 @@ type kindAddons struct {
 	Timings addons.Timings   // of the last install
 }
 
-func newKindAddons(targetKind string, log *slog.Logger, out io.Writer) (*kindAddons, error) {
+func newKindAddons(targetKind string, prometheus bool, log *slog.Logger, out io.Writer) (*kindAddons, error) {
 	switch targetKind {
 	case "", render.KindHPA, render.KindKEDA:
 	default:
 		return nil, fmt.Errorf("--target %q: want hpa or keda on kind", targetKind)
 	}
-	return &kindAddons{targetKind: targetKind, log: log, out: out, ensure: kedaimage.Ensure, installFn: addons.Install}, nil
+	return &kindAddons{targetKind: targetKind, prometheus: prometheus, log: log, out: out, ensure: kedaimage.Ensure, installFn: addons.Install}, nil
 }
 
 // sets are the keda-images sets the target needs.
@@ -110,6 +117,9 @@ func (a *kindAddons) sets() []string {
 		return []string{kedaimage.SetMetricsServer}
 	case render.KindKEDA:
 		return []string{kedaimage.SetKEDA, kedaimage.SetPrometheus}
+	}
+	if a.prometheus {
+		return []string{kedaimage.SetPrometheus}
 	}
 	return nil
 }
@@ -145,9 +155,10 @@ func (a *kindAddons) options() addons.Options {
 }
 
 // install installs the target's add-ons and waits until they serve
-// (nothing without a target).
+// (nothing without a target: a console run's Prometheus is deployed with
+// the reference system).
 func (a *kindAddons) install(ctx context.Context, kubeconfigPath string) error {
-	if len(a.sets()) == 0 {
+	if a.targetKind == "" {
 		return nil
 	}
 	t, err := a.installFn(ctx, kubeconfigPath, a.options())
@@ -240,13 +251,14 @@ var _ platform.ClusterMaker[kind.Cluster] = (*kind.Kind)(nil)
 // newKindPlatformAddons is newKindPlatform, also returning the add-ons of
 // the run's scale target (tests look inside).
 func newKindPlatformAddons(o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger, out io.Writer) (*platform.OnCluster[kind.Cluster], *kindAddons, error) {
-	ad, err := newKindAddons(o.targetKind, log, out)
+	prom := o.deployPrometheus && o.targetKind == ""
+	ad, err := newKindAddons(o.targetKind, prom, log, out)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := kind.Config{
 		RunID: runID, Provider: o.kind.provider, NodeImage: o.kind.nodeImage, Keep: o.kind.keep,
-		Artifacts: dir, NodePorts: kindNodePorts(o.targetKind), Log: log, Out: out,
+		Artifacts: dir, NodePorts: kindNodePorts(o.targetKind, prom), Log: log, Out: out,
 	}
 	ref := &refImage{bin: o.refBin, dir: filepath.Join(dir, "images"), needSelf: o.loadShards > 1, log: log}
 	cfg.Images = func(ctx context.Context) ([]string, error) {

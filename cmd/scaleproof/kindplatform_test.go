@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -60,17 +61,20 @@ func TestKindFlags(t *testing.T) {
 
 func TestKindNodePorts(t *testing.T) {
 	for _, tc := range []struct {
-		target string
-		want   []int
+		target     string
+		prometheus bool
+		want       []int
 	}{
-		{"", []int{30080, 30081}},
-		{"hpa", []int{30080, 30081, 30082, 30083}},
-		{"keda", []int{30080, 30081, 30082, 30083}},
+		{"", false, []int{30080, 30081}},
+		{"", true, []int{30080, 30081, 30083}},
+		{"hpa", false, []int{30080, 30081, 30082, 30083}},
+		{"keda", false, []int{30080, 30081, 30082, 30083}},
+		{"keda", true, []int{30080, 30081, 30082, 30083}},
 	} {
-		got := kindNodePorts(tc.target)
+		got := kindNodePorts(tc.target, tc.prometheus)
 		slices.Sort(got)
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("--target %q: NodePorts %v, want %v", tc.target, got, tc.want)
+			t.Errorf("--target %q, Prometheus %v: NodePorts %v, want %v", tc.target, tc.prometheus, got, tc.want)
 		}
 	}
 }
@@ -89,20 +93,22 @@ func TestKindAddons(t *testing.T) {
 		{Name: "metrics-server", Ref: "scaleproof.local/metrics-server:0.8.0-c", Archive: "/c/ms.tar"},
 	}}
 	for _, tc := range []struct {
-		target   string
-		only     []string // sets asked of the cache; nil: the cache is not asked
-		want     addons.Options
-		failWith error
+		target     string
+		prometheus bool     // a console run with a Prometheus (--policy hpa)
+		only       []string // sets asked of the cache; nil: the cache is not asked
+		want       addons.Options
+		failWith   error
 	}{
-		{"", nil, addons.Options{}, nil},
-		{"hpa", []string{"metrics-server"}, addons.Options{MetricsServer: true, Images: addons.Images{MetricsServer: "scaleproof.local/metrics-server:0.8.0-c"}}, nil},
-		{"keda", []string{"keda", "prometheus"}, addons.Options{KEDA: true, Images: addons.Images{KEDAOperator: "scaleproof.local/keda:2.21.0-a",
+		{"", false, nil, addons.Options{}, nil},
+		{"", true, []string{"prometheus"}, addons.Options{}, nil},
+		{"hpa", false, []string{"metrics-server"}, addons.Options{MetricsServer: true, Images: addons.Images{MetricsServer: "scaleproof.local/metrics-server:0.8.0-c"}}, nil},
+		{"keda", false, []string{"keda", "prometheus"}, addons.Options{KEDA: true, Images: addons.Images{KEDAOperator: "scaleproof.local/keda:2.21.0-a",
 			KEDAMetricsAPIServer: "scaleproof.local/keda-metrics-apiserver:2.21.0-a", KEDAWebhooks: "scaleproof.local/keda-admission-webhooks:2.21.0-a"}}, nil},
-		{"hpa", []string{"metrics-server"}, addons.Options{MetricsServer: true, Images: addons.Images{MetricsServer: "scaleproof.local/metrics-server:0.8.0-c"}},
+		{"hpa", false, []string{"metrics-server"}, addons.Options{MetricsServer: true, Images: addons.Images{MetricsServer: "scaleproof.local/metrics-server:0.8.0-c"}},
 			errors.New("APIService v1beta1.metrics.k8s.io Available=False")},
 	} {
-		t.Run(tc.target, func(t *testing.T) {
-			ad, err := newKindAddons(tc.target, log, io.Discard)
+		t.Run(fmt.Sprintf("%s/prometheus=%v", tc.target, tc.prometheus), func(t *testing.T) {
+			ad, err := newKindAddons(tc.target, tc.prometheus, log, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,6 +143,7 @@ func TestKindAddons(t *testing.T) {
 				t.Errorf("archives %v for sets %v", archives, asked)
 			}
 			o := &runOpts{targetKind: tc.target, group: "g"}
+			o.deployPrometheus = tc.prometheus
 			if tc.target != "" {
 				o.targetSpec = &platform.TargetSpec{Kind: tc.target, Workload: render.WorkloadWorker}
 			}
@@ -173,10 +180,10 @@ func TestKindAddons(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newKindAddons("lambda", log, io.Discard); err == nil || !strings.Contains(err.Error(), `"lambda"`) {
+	if _, err := newKindAddons("lambda", false, log, io.Discard); err == nil || !strings.Contains(err.Error(), `"lambda"`) {
 		t.Errorf("--target lambda: err %v", err)
 	}
-	ad, _ := newKindAddons("keda", log, io.Discard)
+	ad, _ := newKindAddons("keda", false, log, io.Discard)
 	ad.ensure = func(context.Context, kedaimage.Options) (kedaimage.Result, error) {
 		return kedaimage.Result{}, errors.New(`keda images: step "keda-build" failed`)
 	}

@@ -19,6 +19,9 @@ import (
 type policyOpts struct {
 	policy     string
 	prometheus string
+	// deployPrometheus is set by resolve on kind when the run needs
+	// Prometheus: the platform deploys one beside the reference system.
+	deployPrometheus bool
 }
 
 func addPolicyFlags(f *pflag.FlagSet, o *policyOpts) {
@@ -32,8 +35,9 @@ func addPolicyFlags(f *pflag.FlagSet, o *policyOpts) {
 // and no --scenarios, the five and spike. hpa or spike without a Prometheus
 // fails here, before anything starts: on local without the prometheus
 // binary (or --prometheus off), on external without --prometheus URL, and
-// on every platform that deploys the reference system itself (kind,
-// kubeconfig, the clouds), which deploys no Prometheus.
+// on kubeconfig and the clouds, which deploy the reference system without
+// one. On kind it sets deployPrometheus: kind builds Prometheus's image and
+// deploys it beside the system.
 func (o *policyOpts) resolve(platformName string, names []string, list []scenarios.Scenario) ([]scenarios.Scenario, error) {
 	if o.policy != scenarios.PolicyStep && o.policy != scenarios.PolicyHPA {
 		return nil, fmt.Errorf("--policy %q: want step or hpa", o.policy)
@@ -70,17 +74,19 @@ func (o *policyOpts) resolve(platformName string, names []string, list []scenari
 		if o.prometheus == local.PrometheusAuto || o.prometheus == local.PrometheusOff || o.prometheus == "" {
 			return nil, errors.New(what + " on an external platform needs --prometheus URL: the Prometheus that scrapes its edge")
 		}
+	case "kind":
+		o.deployPrometheus = true
 	default:
-		// kind, kubeconfig and the clouds deploy the reference system
-		// without a Prometheus: its console would have no metric source,
-		// hold every hpa zone at 1 and fail the scenarios as if the
-		// policy never scaled. (An unknown platform is newRunPlatform's
-		// error.)
-		if platformName != "kind" && platformName != "kubeconfig" && !slices.Contains(cloudNames(), platformName) {
+		// kubeconfig and the clouds deploy the reference system without a
+		// Prometheus (its image is built here and loaded into kind's node
+		// only): the console would have no metric source, hold every hpa
+		// zone at 1 and fail the scenarios as if the policy never scaled.
+		// (An unknown platform is newRunPlatform's error.)
+		if platformName != "kubeconfig" && !slices.Contains(cloudNames(), platformName) {
 			return list, nil
 		}
 		return nil, fmt.Errorf("%s needs Prometheus (the hpa metric source and the signal), and platform %s deploys none with the reference system: "+
-			"run it on --platform local, or on --platform external with --prometheus URL (a Prometheus that scrapes that system's edge)", what, platformName)
+			"run it on --platform local or kind, or on --platform external with --prometheus URL (a Prometheus that scrapes that system's edge)", what, platformName)
 	}
 	return list, nil
 }
@@ -110,6 +116,9 @@ func (o *policyOpts) settings(platformName string, p scenarios.Profile) map[stri
 	s["prometheus"] = o.prometheus
 	if platformName != "local" && (o.prometheus == local.PrometheusAuto || o.prometheus == local.PrometheusOff || o.prometheus == "") {
 		s["prometheus"] = "none"
+		if o.deployPrometheus {
+			s["prometheus"] = "in-cluster"
+		}
 	}
 	if o.policy == scenarios.PolicyHPA {
 		h := scenarios.HPAFor(p)

@@ -9,9 +9,11 @@
 package render
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -45,6 +47,26 @@ type Params struct {
 	// (Deployment and Service scaleproof-scheduler) and queriers
 	// (Deployment scaleproof-querier, 6 workers each).
 	Queue bool
+	// Prometheus, when set, adds the hpa policy's metric source: the
+	// run's Prometheus (components/prometheus, its Service a NodePort at
+	// deploykube.PrometheusNodePort) scraping the edge
+	// (components/edge-metrics), and the console's --prometheus pointing
+	// at it.
+	Prometheus *PrometheusScrape
+}
+
+// PrometheusScrape is the Prometheus Render adds beside the reference
+// system (Params.Prometheus).
+type PrometheusScrape struct {
+	// Image is the exact reference of the Prometheus image
+	// (scaleproof.local/prometheus:TAG); never :latest.
+	Image string
+	// ScrapeInterval and EvalInterval are Prometheus's global
+	// scrape_interval and evaluation_interval (whole milliseconds, at
+	// least 1 s; 0 keeps the component's 5 s). The scrape timeout is
+	// 4 s or the scrape interval, whichever is shorter, as Prometheus
+	// requires a timeout no longer than the interval.
+	ScrapeInterval, EvalInterval time.Duration
 }
 
 var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
@@ -66,6 +88,16 @@ func (p Params) check() error {
 	if m == nil || m[3] == "latest" {
 		return fmt.Errorf("render: image %q: want an exact REPOSITORY:TAG, never :latest", p.Image)
 	}
+	if pr := p.Prometheus; pr != nil {
+		if m := imageRE.FindStringSubmatch(pr.Image); m == nil || m[3] == "latest" {
+			return fmt.Errorf("render: prometheus image %q: want an exact REPOSITORY:TAG, never :latest", pr.Image)
+		}
+		for _, d := range []time.Duration{pr.ScrapeInterval, pr.EvalInterval} {
+			if d != 0 && (d < time.Second || d%time.Millisecond != 0) {
+				return fmt.Errorf("render: prometheus interval %s: want whole milliseconds, at least 1s (or 0 for the default)", d)
+			}
+		}
+	}
 	return nil
 }
 
@@ -75,9 +107,15 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	i := strings.LastIndex(p.Image, ":")
+	image := func(name, ref string) string {
+		i := strings.LastIndex(ref, ":")
+		return "  - name: " + name + "\n    newName: " + ref[:i] + "\n    newTag: \"" + ref[i+1:] + "\"\n"
+	}
 	top := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - overlays/" + p.Profile + "\n" +
-		"images:\n  - name: " + deploykube.ImageName + "\n    newName: " + p.Image[:i] + "\n    newTag: \"" + p.Image[i+1:] + "\"\n"
+		"images:\n" + image(deploykube.ImageName, p.Image)
+	if p.Prometheus != nil {
+		top += image(PrometheusImageName, p.Prometheus.Image)
+	}
 	if p.Namespace != "" {
 		top += "namespace: " + p.Namespace + "\n"
 	}
@@ -91,10 +129,20 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if p.Queue {
 		comps = append(comps, "components/queue")
 	}
+	if p.Prometheus != nil {
+		comps = append(comps, "components/prometheus", "components/edge-metrics")
+	}
 	if len(comps) > 0 {
 		top += "components:\n  - " + strings.Join(comps, "\n  - ") + "\n"
 	}
-	return kustomize(p.Profile, top)
+	objs, err := kustomize(p.Profile, top)
+	if err != nil || p.Prometheus == nil {
+		return objs, err
+	}
+	if objs, err = prometheusNodePort(objs); err != nil {
+		return nil, err
+	}
+	return objs, scrapeIntervals(objs, *p.Prometheus)
 }
 
 // YAML renders p as one multi-document YAML stream (for `kubectl apply -f -`
@@ -108,4 +156,46 @@ func YAML(p Params) ([]byte, error) {
 		return nil, err
 	}
 	return ObjectsYAML(objs)
+}
+
+// scrapeIntervals sets the global scrape_interval, scrape_timeout and
+// evaluation_interval of the ConfigMap prometheus-config among objs to
+// s's (0 keeps the component's). Each key must stand in prometheus.yml
+// exactly once.
+func scrapeIntervals(objs []*unstructured.Unstructured, s PrometheusScrape) error {
+	if s.ScrapeInterval == 0 && s.EvalInterval == 0 {
+		return nil
+	}
+	for _, o := range objs {
+		if o.GetKind() != "ConfigMap" || o.GetName() != "prometheus-config" {
+			continue
+		}
+		y, _, _ := unstructured.NestedString(o.Object, "data", "prometheus.yml")
+		set := func(key string, d time.Duration) error {
+			if d == 0 {
+				return nil
+			}
+			re := regexp.MustCompile(`(?m)^  ` + key + `: \S+$`)
+			if n := len(re.FindAllStringIndex(y, -1)); n != 1 {
+				return fmt.Errorf("render: prometheus.yml has %d lines %q, want 1", n, "  "+key+": …")
+			}
+			y = re.ReplaceAllLiteralString(y, "  "+key+": "+promDuration(d))
+			return nil
+		}
+		timeout := min(4*time.Second, s.ScrapeInterval)
+		if err := errors.Join(set("scrape_interval", s.ScrapeInterval), set("scrape_timeout", timeout), set("evaluation_interval", s.EvalInterval)); err != nil {
+			return err
+		}
+		return unstructured.SetNestedField(o.Object, y, "data", "prometheus.yml")
+	}
+	return errors.New("render: prometheus: no ConfigMap prometheus-config")
+}
+
+// promDuration writes d (whole milliseconds) as a Prometheus duration:
+// "15s", "1500ms".
+func promDuration(d time.Duration) string {
+	if d%time.Second == 0 {
+		return fmt.Sprintf("%ds", d/time.Second)
+	}
+	return fmt.Sprintf("%dms", d/time.Millisecond)
 }

@@ -151,18 +151,27 @@ func TargetPrometheus(p PrometheusParams) ([]*unstructured.Unstructured, error) 
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range objs { // int64 numbers, as kustomize() gives
+	return prometheusNodePort(objs)
+}
+
+// prometheusNodePort makes the Service prometheus among objs a NodePort at
+// deploykube.PrometheusNodePort (kind maps it to 127.0.0.1, where the
+// harness reads the metric the autoscaler reads). objs are copied first,
+// with int64 numbers as kustomize() gives.
+func prometheusNodePort(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
 		j, err := o.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
-		objs[i] = &unstructured.Unstructured{}
-		if err := objs[i].UnmarshalJSON(j); err != nil {
+		out[i] = &unstructured.Unstructured{}
+		if err := out[i].UnmarshalJSON(j); err != nil {
 			return nil, err
 		}
 	}
 	found := false
-	for _, o := range objs {
+	for _, o := range out {
 		if o.GetKind() != "Service" || o.GetName() != deploykube.PrometheusName {
 			continue
 		}
@@ -183,7 +192,7 @@ func TargetPrometheus(p PrometheusParams) ([]*unstructured.Unstructured, error) 
 	if !found {
 		return nil, fmt.Errorf("render: prometheus: no Service %s", deploykube.PrometheusName)
 	}
-	return objs, nil
+	return out, nil
 }
 
 // kustomize builds top (a kustomization at the root of autoscaler/deploy/kube's

@@ -79,8 +79,20 @@ type Config struct {
 	TargetHostPort, PrometheusHostPort int
 	// PrometheusImage is the exact reference of the Prometheus image on the
 	// nodes (scaleproof.local/prometheus:TAG): a keda target run deploys
-	// it in the namespace (its trigger's metrics). Unused otherwise.
+	// it in the namespace (its trigger's metrics), and so does a run of
+	// the reference system with Prometheus set. Unused otherwise.
 	PrometheusImage string
+	// Prometheus, when set, deploys the hpa policy's metric source with
+	// the reference system (autoscaler/deploy/render Params.Prometheus):
+	// a Prometheus in the namespace scraping the edge every
+	// ScrapeInterval, which the console's hpa zones query. Up waits until
+	// it scrapes the edge and returns its URL in Endpoints.PrometheusURL
+	// (at PrometheusHostPort with NodeHost, else port-forwarded).
+	Prometheus                   bool
+	ScrapeInterval, EvalInterval time.Duration
+	// PrometheusTimeout bounds Up's wait for that Prometheus to scrape
+	// the edge (0: 2 minutes).
+	PrometheusTimeout time.Duration
 	// RolloutTimeout bounds the wait for the console and edge rollouts
 	// (0: 3 minutes).
 	RolloutTimeout time.Duration
@@ -116,6 +128,15 @@ type Timings struct {
 
 var _ platform.Platform = (*Platform)(nil)
 
+// renderParams are the reference system's manifests' parameters.
+func (c Config) renderParams() render.Params {
+	rp := render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary, Cloud: c.Cloud}
+	if c.Prometheus {
+		rp.Prometheus = &render.PrometheusScrape{Image: c.PrometheusImage, ScrapeInterval: c.ScrapeInterval, EvalInterval: c.EvalInterval}
+	}
+	return rp
+}
+
 // New checks cfg (bad input: an error before anything is contacted) and
 // reads the kubeconfig.
 func New(cfg Config) (*Platform, error) {
@@ -127,6 +148,9 @@ func New(cfg Config) (*Platform, error) {
 	}
 	if cfg.RolloutTimeout <= 0 {
 		cfg.RolloutTimeout = 3 * time.Minute
+	}
+	if cfg.PrometheusTimeout <= 0 {
+		cfg.PrometheusTimeout = 2 * time.Minute
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -148,14 +172,18 @@ func New(cfg Config) (*Platform, error) {
 		if ip == nil || !ip.IsLoopback() {
 			errs = append(errs, fmt.Errorf("node host %q: want a loopback address (127.0.0.0/8): load goes to loopback only", cfg.NodeHost))
 		}
-		for n, p := range map[string]int{"console": cfg.ConsoleHostPort, "edge": cfg.EdgeHostPort} {
+		ports := map[string]int{"console": cfg.ConsoleHostPort, "edge": cfg.EdgeHostPort}
+		if cfg.Prometheus {
+			ports["prometheus"] = cfg.PrometheusHostPort
+		}
+		for n, p := range ports {
 			if p <= 0 || p > 65535 {
 				errs = append(errs, fmt.Errorf("%s host port %d: want 1..65535 with a node host", n, p))
 			}
 		}
 	}
 	if cfg.Target == nil {
-		if _, err := render.Render(render.Params{Profile: cfg.Profile, Namespace: cfg.Namespace, Image: cfg.Image, Canary: cfg.Canary, Cloud: cfg.Cloud}); err != nil {
+		if _, err := render.Render(cfg.renderParams()); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
 	"github.com/scaleproof/scaleproof/autoscaler/deploy/render"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 	"github.com/scaleproof/scaleproof/autoscaler/serve"
 	"github.com/scaleproof/scaleproof/internal/kubeapply"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
@@ -46,7 +47,11 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 		return platform.Endpoints{}, err
 	}
 	c := p.cfg
-	objs, err := render.Render(render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary, Cloud: c.Cloud})
+	rollouts := []string{deploykube.ConsoleName, deploykube.EdgeName}
+	if c.Prometheus {
+		rollouts = append(rollouts, deploykube.PrometheusName)
+	}
+	objs, err := render.Render(c.renderParams())
 	if err != nil {
 		return platform.Endpoints{}, err
 	}
@@ -64,7 +69,7 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 	p.log.Info("applied", "objects", len(objs), "namespace", c.Namespace, "image", c.Image, "took", p.Timings.Apply.String())
 
 	start = time.Now()
-	for _, name := range []string{deploykube.ConsoleName, deploykube.EdgeName} {
+	for _, name := range rollouts {
 		if err := p.waitRollout(ctx, name); err != nil {
 			return platform.Endpoints{}, err
 		}
@@ -82,8 +87,12 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 			return platform.Endpoints{}, fmt.Errorf("platform kubeconfig: %w", err)
 		}
 	}
+	promURL, err := p.reachPrometheus(ctx)
+	if err != nil {
+		return platform.Endpoints{}, err
+	}
 	p.Timings.Ready = time.Since(start)
-	ep := platform.Endpoints{ConsoleURL: consoleURL, EdgeURL: edgeURL, Group: c.Group, Keys: keys, Canary: c.Canary}
+	ep := platform.Endpoints{ConsoleURL: consoleURL, EdgeURL: edgeURL, Group: c.Group, Keys: keys, Canary: c.Canary, PrometheusURL: promURL}
 	p.mu.Lock()
 	p.endpoints = ep
 	p.mu.Unlock()
@@ -190,4 +199,30 @@ func (p *Platform) reach(ctx context.Context) (string, string, error) {
 		return "", "", err
 	}
 	return cu, eu, nil
+}
+
+// reachPrometheus reaches the Prometheus deployed with the reference
+// system (Config.Prometheus; "" without it), waits until it is ready, then
+// until it scrapes the edge healthily: hpa zones read the edge's in-flight
+// from it, and a Prometheus with no healthy target answers every query
+// with no series, which a zone that reads empty as zero takes as no load.
+// Its scrape Service selects the edge's pods alone
+// (components/edge-metrics), so any healthy target is the edge.
+func (p *Platform) reachPrometheus(ctx context.Context) (string, error) {
+	c := p.cfg
+	if !c.Prometheus {
+		return "", nil
+	}
+	u, err := p.reachTarget(ctx, deploykube.PrometheusName, deploykube.PrometheusPort, c.PrometheusHostPort)
+	if err != nil {
+		return "", err
+	}
+	if err := serve.WaitOK(ctx, u+"/-/ready", 60*time.Second, nil); err != nil {
+		return "", fmt.Errorf("platform kubeconfig: %w", err)
+	}
+	if err := promserver.WaitTargetUpFunc(ctx, u, "(the edge)", func(string) bool { return true }, c.PrometheusTimeout); err != nil {
+		return "", fmt.Errorf("platform kubeconfig: Prometheus does not scrape the edge, so hpa zones would see no signal: %w", err)
+	}
+	p.log.Info("prometheus scrapes the edge", "url", u)
+	return u, nil
 }
