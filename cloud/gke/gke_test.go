@@ -167,6 +167,12 @@ func TestCreateFailures(t *testing.T) {
 				if tc.timeout > 0 {
 					o.OperationTimeout = tc.timeout
 				}
+				// The delete's busy retries end at a deadline on the
+				// provider's clock; frozen, only the fake's BusyDeletes
+				// bound them, so a slow machine cannot turn the 30 ms
+				// operation timeout of a create into a failed delete.
+				frozen := time.Now()
+				o.Now = func() time.Time { return frozen }
 			})
 			f.Set(tc.set)
 			c, err := p.Create(context.Background(), name, labels(time.Now(), time.Hour))
