@@ -75,7 +75,8 @@ func kindDeploy(o *runOpts, prof scenarios.Profile, runID, dir string, ref *refI
 			Target: o.targetSpec, TargetHostPort: c.HostPorts[deploykube.TargetNodePort], PrometheusHostPort: c.HostPorts[deploykube.PrometheusNodePort],
 			PrometheusImage: ad.images.Ref("prometheus"),
 			Prometheus:      o.deployPrometheus && o.targetSpec == nil, ScrapeInterval: h.ScrapeInterval, EvalInterval: h.EvalInterval,
-			Canary: o.canary, Log: log})
+			InflightMaxAge: h.InflightMaxAge,
+			Canary:         o.canary, Log: log})
 	}
 }
 

@@ -25,18 +25,19 @@ func TestRenderPrometheus(t *testing.T) {
 	for _, tc := range []struct {
 		profile              string
 		scrape, eval         time.Duration
+		maxAge               time.Duration
 		wantScrape, wantEval string
 		wantTimeout          string
 	}{
-		{"quick", time.Second, time.Second, "1s", "1s", "1s"},
-		{"published", 5 * time.Second, 15 * time.Second, "5s", "15s", "4s"},
-		{"quick", 1500 * time.Millisecond, 0, "1500ms", "5s", "1500ms"},
-		{"published", 0, 0, "5s", "5s", "4s"},
+		{"quick", time.Second, time.Second, 3 * time.Second, "1s", "1s", "1s"},
+		{"published", 5 * time.Second, 15 * time.Second, time.Minute, "5s", "15s", "4s"},
+		{"quick", 1500 * time.Millisecond, 0, 0, "1500ms", "5s", "1500ms"},
+		{"published", 0, 0, 0, "5s", "5s", "4s"},
 	} {
 		t.Run(tc.profile+"/"+tc.wantScrape, func(t *testing.T) {
 			plain := renderT(t, render.Params{Profile: tc.profile, Namespace: ns, Image: img})
 			with := renderT(t, render.Params{Profile: tc.profile, Namespace: ns, Image: img,
-				Prometheus: &render.PrometheusScrape{Image: promImg, ScrapeInterval: tc.scrape, EvalInterval: tc.eval}})
+				Prometheus: &render.PrometheusScrape{Image: promImg, ScrapeInterval: tc.scrape, EvalInterval: tc.eval, InflightMaxAge: tc.maxAge}})
 
 			pa := plain.deploys[deploykube.ConsoleName].Spec.Template.Spec.Containers[0].Args
 			wa := with.deploys[deploykube.ConsoleName].Spec.Template.Spec.Containers[0].Args
@@ -51,6 +52,14 @@ func TestRenderPrometheus(t *testing.T) {
 			}
 
 			edge := with.deploys[deploykube.EdgeName]
+			ea, pea := edge.Spec.Template.Spec.Containers[0].Args, plain.deploys[deploykube.EdgeName].Spec.Template.Spec.Containers[0].Args
+			wantEdge := slices.Clone(pea)
+			if tc.maxAge > 0 {
+				wantEdge = append(wantEdge, "--inflight-max-age="+tc.maxAge.String())
+			}
+			if !slices.Equal(ea, wantEdge) {
+				t.Errorf("edge args %q, want %q", ea, wantEdge)
+			}
 			if edge.Spec.Template.Labels["prometheus.io/scrape"] != "true" {
 				t.Errorf("edge pod labels %v, want prometheus.io/scrape: \"true\"", edge.Spec.Template.Labels)
 			}
@@ -107,6 +116,7 @@ func TestRenderPrometheusBadInput(t *testing.T) {
 		{Image: "prometheus"},
 		{Image: promImg, ScrapeInterval: 500 * time.Millisecond},
 		{Image: promImg, EvalInterval: time.Second + time.Microsecond},
+		{Image: promImg, InflightMaxAge: -time.Second},
 	} {
 		if _, err := render.Render(render.Params{Profile: "quick", Image: img, Prometheus: &pr}); err == nil {
 			t.Errorf("Render with %+v: no error", pr)

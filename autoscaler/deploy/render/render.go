@@ -67,6 +67,12 @@ type PrometheusScrape struct {
 	// 4 s or the scrape interval, whichever is shorter, as Prometheus
 	// requires a timeout no longer than the interval.
 	ScrapeInterval, EvalInterval time.Duration
+	// InflightMaxAge is the edge's --inflight-max-age: the window its
+	// in-flight summary's quantiles cover, the hpa zones' signal
+	// (0 keeps the edge's 1 min). The harness's quick profile scales it
+	// as its other hpa times (3 s), so the signal falls after a load as
+	// fast as on the local platform.
+	InflightMaxAge time.Duration
 }
 
 var imageRE = regexp.MustCompile(`^([a-z0-9][a-z0-9.-]*(:[0-9]+)?/)?[a-z0-9._/-]+:([A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$`)
@@ -91,6 +97,9 @@ func (p Params) check() error {
 	if pr := p.Prometheus; pr != nil {
 		if m := imageRE.FindStringSubmatch(pr.Image); m == nil || m[3] == "latest" {
 			return fmt.Errorf("render: prometheus image %q: want an exact REPOSITORY:TAG, never :latest", pr.Image)
+		}
+		if pr.InflightMaxAge < 0 {
+			return fmt.Errorf("render: edge in-flight max age %s: want >= 0", pr.InflightMaxAge)
 		}
 		for _, d := range []time.Duration{pr.ScrapeInterval, pr.EvalInterval} {
 			if d != 0 && (d < time.Second || d%time.Millisecond != 0) {
@@ -142,7 +151,34 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if objs, err = prometheusNodePort(objs); err != nil {
 		return nil, err
 	}
+	if err := edgeInflightMaxAge(objs, p.Prometheus.InflightMaxAge); err != nil {
+		return nil, err
+	}
 	return objs, scrapeIntervals(objs, *p.Prometheus)
+}
+
+// edgeInflightMaxAge adds --inflight-max-age=d to the edge's container
+// args (nothing when d is 0).
+func edgeInflightMaxAge(objs []*unstructured.Unstructured, d time.Duration) error {
+	if d == 0 {
+		return nil
+	}
+	for _, o := range objs {
+		if o.GetKind() != "Deployment" || o.GetName() != deploykube.EdgeName {
+			continue
+		}
+		cs, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
+		if len(cs) != 1 {
+			return fmt.Errorf("render: edge has %d containers, want 1", len(cs))
+		}
+		c, _ := cs[0].(map[string]any)
+		args, _, _ := unstructured.NestedStringSlice(c, "args")
+		if err := unstructured.SetNestedStringSlice(c, append(args, "--inflight-max-age="+d.String()), "args"); err != nil {
+			return err
+		}
+		return unstructured.SetNestedSlice(o.Object, cs, "spec", "template", "spec", "containers")
+	}
+	return fmt.Errorf("render: no Deployment %s", deploykube.EdgeName)
 }
 
 // YAML renders p as one multi-document YAML stream (for `kubectl apply -f -`

@@ -88,8 +88,10 @@ type Config struct {
 	// ScrapeInterval, which the console's hpa zones query. Up waits until
 	// it scrapes the edge and returns its URL in Endpoints.PrometheusURL
 	// (at PrometheusHostPort with NodeHost, else port-forwarded).
+	// InflightMaxAge is the edge's --inflight-max-age then (0: its 1 min).
 	Prometheus                   bool
 	ScrapeInterval, EvalInterval time.Duration
+	InflightMaxAge               time.Duration
 	// PrometheusTimeout bounds Up's wait for that Prometheus to scrape
 	// the edge (0: 2 minutes).
 	PrometheusTimeout time.Duration
@@ -132,7 +134,8 @@ var _ platform.Platform = (*Platform)(nil)
 func (c Config) renderParams() render.Params {
 	rp := render.Params{Profile: c.Profile, Namespace: c.Namespace, Image: c.Image, Canary: c.Canary, Cloud: c.Cloud}
 	if c.Prometheus {
-		rp.Prometheus = &render.PrometheusScrape{Image: c.PrometheusImage, ScrapeInterval: c.ScrapeInterval, EvalInterval: c.EvalInterval}
+		rp.Prometheus = &render.PrometheusScrape{Image: c.PrometheusImage, ScrapeInterval: c.ScrapeInterval, EvalInterval: c.EvalInterval,
+			InflightMaxAge: c.InflightMaxAge}
 	}
 	return rp
 }
