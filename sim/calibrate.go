@@ -44,7 +44,7 @@ func compareOf(vs []reports.Verdict) Compared {
 	c := Compared{UpToMaxS: -1, BackTo1S: -1}
 	var tooMany, total int64
 	for _, v := range vs {
-		if v.Scenario == "sustained" {
+		if v.Scenario == scenarios.Sustained().Name {
 			c.UpToMaxS, c.BackTo1S = v.UpToMaxS, v.BackTo1S
 		}
 		tooMany += v.Calls.TooMany

@@ -16,14 +16,15 @@ import (
 // scripts are the scenarios in virtual time, step for step as the harness
 // runs them on a platform (scenarios/five.go, spike.go), with the same
 // fact names where the fact means the same. What needs a real console (API
-// keys, roles, HTTP status) is left to the platform runs.
+// keys, roles, HTTP status) is left to the platform runs. Each is keyed by
+// the catalogue's own name, which is defined there alone.
 var scripts = map[string]func(*scope) error{
-	"viewer-refused": viewerRefused,
-	"max-1":          maxOne,
-	"sustained":      sustained,
-	"burst":          burst,
-	"max-lowered":    maxLowered,
-	"spike":          spike,
+	scenarios.ViewerRefused().Name:     viewerRefused,
+	scenarios.MaxOneNeverScales().Name: maxOne,
+	scenarios.Sustained().Name:         sustained,
+	scenarios.Burst().Name:             burst,
+	scenarios.MaxLowered().Name:        maxLowered,
+	scenarios.Spike().Name:             spike,
 }
 
 // viewerRefused: roles are the console's, not the model's; in virtual time
