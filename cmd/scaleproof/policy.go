@@ -28,7 +28,7 @@ func addPolicyFlags(f *pflag.FlagSet, o *policyOpts) {
 	f.StringVar(&o.policy, "policy", scenarios.PolicyStep,
 		"the policy every scenario's zone is created with: step (Ramen 0.7.5's step policy) or hpa (upstream HPA with a KEDA Prometheus trigger on a PromQL query; runs the spike scenario too and needs Prometheus)")
 	f.StringVar(&o.prometheus, "prometheus", local.PrometheusAuto,
-		"local: auto (start Debian's prometheus when it is on PATH), off, or the URL of a running Prometheus; external: the URL of the Prometheus that scrapes the system (hpa, spike)")
+		"local: auto (start Debian's prometheus when it is on PATH), off, or the URL of a running Prometheus; external: the URL of the Prometheus that scrapes the system (hpa, spike); kind deploys its own beside the system")
 }
 
 // resolve checks the flags and returns the scenario list: with --policy hpa
