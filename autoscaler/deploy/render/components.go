@@ -109,8 +109,7 @@ func renderComponents(what, namespace string, comps []string, images map[string]
 		if m == nil || m[3] == "latest" {
 			return nil, fmt.Errorf("render: %s: image %q for %s: want an exact REPOSITORY:TAG, never :latest", what, ref, n)
 		}
-		i := strings.LastIndex(ref, ":")
-		top += "  - name: " + n + "\n    newName: " + ref[:i] + "\n    newTag: \"" + ref[i+1:] + "\"\n"
+		top += imageEntry(n, ref)
 	}
 	if namespace != "" {
 		top += "namespace: " + namespace + "\n"

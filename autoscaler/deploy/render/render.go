@@ -116,14 +116,10 @@ func Render(p Params) ([]*unstructured.Unstructured, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	image := func(name, ref string) string {
-		i := strings.LastIndex(ref, ":")
-		return "  - name: " + name + "\n    newName: " + ref[:i] + "\n    newTag: \"" + ref[i+1:] + "\"\n"
-	}
 	top := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - overlays/" + p.Profile + "\n" +
-		"images:\n" + image(deploykube.ImageName, p.Image)
+		"images:\n" + imageEntry(deploykube.ImageName, p.Image)
 	if p.Prometheus != nil {
-		top += image(PrometheusImageName, p.Prometheus.Image)
+		top += imageEntry(PrometheusImageName, p.Prometheus.Image)
 	}
 	if p.Namespace != "" {
 		top += "namespace: " + p.Namespace + "\n"
@@ -234,4 +230,12 @@ func promDuration(d time.Duration) string {
 		return fmt.Sprintf("%ds", d/time.Second)
 	}
 	return fmt.Sprintf("%dms", d/time.Millisecond)
+}
+
+// imageEntry is one entry of a kustomization's images: the image name in
+// the manifests replaced by ref (an exact REPOSITORY:TAG, checked by the
+// caller).
+func imageEntry(name, ref string) string {
+	i := strings.LastIndex(ref, ":")
+	return "  - name: " + name + "\n    newName: " + ref[:i] + "\n    newTag: \"" + ref[i+1:] + "\"\n"
 }
