@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -206,6 +207,39 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 	}
 	e.write(reports.KindVerdict, v)
 	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error, "skipped", v.Skipped)
+	return v
+}
+
+// Decide is the one verdict rule, for every engine and world (the console on
+// a platform, a target, the simulator): v carries the scenario's facts, and
+// runErr is what its Run returned.
+//   - A skip (a platform that does not offer a fault action the scenario
+//     needs) is Skipped with the reason; nothing is judged.
+//   - Any other error is the verdict's Error, and it does not pass.
+//   - A scenario whose facts are all not applicable is Skipped with their
+//     reasons: nothing was judged, so it neither passes nor fails.
+//   - Otherwise it passes when at least one fact was judged and passed and
+//     none failed (reports.FactsPass); a not-applicable fact counts neither way.
+func Decide(v reports.Verdict, runErr error) reports.Verdict {
+	v.Passed = false
+	var sk *skipError
+	switch {
+	case errors.As(runErr, &sk):
+		v.Skipped = sk.reason
+		return v
+	case runErr != nil:
+		v.Error = runErr.Error()
+		return v
+	}
+	if _, _, na := reports.CountFacts(v.Facts); na > 0 && na == len(v.Facts) {
+		why := make([]string, 0, na)
+		for _, f := range v.Facts {
+			why = append(why, f.Name+": "+f.NotApplicable)
+		}
+		v.Skipped = "none of this scenario's facts applies (" + strings.Join(why, "; ") + ")"
+		return v
+	}
+	v.Passed = reports.FactsPass(v.Facts)
 	return v
 }
 

@@ -1,11 +1,15 @@
 package scenarios
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 )
 
 func TestProfiles(t *testing.T) {
@@ -129,5 +133,43 @@ func TestBurstTitle(t *testing.T) {
 	}
 	if got := Sustained().title(Quick()); got != Sustained().Title {
 		t.Errorf("a scenario without TitleFor keeps its Title: %q", got)
+	}
+}
+
+// TestDecide is the one verdict rule every engine uses (console, target,
+// simulator): a skip skips, an error fails, all-not-applicable skips with
+// the reasons, otherwise it passes when one fact passed and none failed.
+func TestDecide(t *testing.T) {
+	pass := reports.Fact{Name: "up", Passed: true}
+	fail := reports.Fact{Name: "down"}
+	na := reports.Fact{Name: "trail", NotApplicable: "no trail kept"}
+	for _, tc := range []struct {
+		name        string
+		facts       []reports.Fact
+		err         error
+		passed      bool
+		skipped     string
+		errContains string
+	}{
+		{name: "one fact passed", facts: []reports.Fact{pass}, passed: true},
+		{name: "passed beside not applicable", facts: []reports.Fact{pass, na}, passed: true},
+		{name: "one failed", facts: []reports.Fact{pass, fail, na}},
+		{name: "no facts", facts: nil},
+		{name: "all not applicable", facts: []reports.Fact{na}, skipped: "none of this scenario's facts applies (trail: no trail kept)"},
+		{name: "error with passed facts", facts: []reports.Fact{pass}, err: errors.New("boom"), errContains: "boom"},
+		{name: "skip", facts: []reports.Fact{pass}, err: skip(fmt.Errorf("freeze: %w", platform.ErrNotOffered)), skipped: "freeze: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Decide(reports.Verdict{Scenario: "x", Passed: true, Facts: tc.facts}, tc.err)
+			if v.Passed != tc.passed {
+				t.Errorf("passed = %v, want %v (%+v)", v.Passed, tc.passed, v)
+			}
+			if !strings.HasPrefix(v.Skipped, tc.skipped) || (tc.skipped == "") != (v.Skipped == "") {
+				t.Errorf("skipped = %q, want %q", v.Skipped, tc.skipped)
+			}
+			if !strings.Contains(v.Error, tc.errContains) || (tc.errContains == "") != (v.Error == "") {
+				t.Errorf("error = %q, want it to contain %q", v.Error, tc.errContains)
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -342,22 +341,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	s.mu.Lock()
 	v.Facts = append([]reports.Fact(nil), s.facts...)
 	s.mu.Unlock()
-	var sk *skipError
-	if errors.As(runErr, &sk) {
-		v.Skipped = sk.reason
-		v.Passed = false
-		return v
-	}
-	v.Passed = runErr == nil && len(v.Facts) > 0
-	for _, f := range v.Facts {
-		if f.Failed() {
-			v.Passed = false
-		}
-	}
-	if runErr != nil {
-		v.Error = runErr.Error()
-	}
-	return v
+	return Decide(v, runErr)
 }
 
 // scaleEvents derives the scenario's scale events from its samples and the

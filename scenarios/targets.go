@@ -543,26 +543,7 @@ func (s *TargetScope) finish(runErr error) reports.Verdict {
 	s.mu.Lock()
 	v.Facts = append([]reports.Fact(nil), s.facts...)
 	s.mu.Unlock()
-	var sk *skipError
-	switch {
-	case errors.As(runErr, &sk):
-		v.Skipped = sk.reason
-		return v
-	case runErr != nil:
-		v.Error = runErr.Error()
-		return v
-	}
-	passed, _, na := reports.CountFacts(v.Facts)
-	if na > 0 && na == len(v.Facts) {
-		var why []string
-		for _, f := range v.Facts {
-			why = append(why, f.Name+": "+f.NotApplicable)
-		}
-		v.Skipped = "the target promises none of this scenario's facts (" + strings.Join(why, "; ") + ")"
-		return v
-	}
-	v.Passed = passed > 0 && reports.FactsPass(v.Facts)
-	return v
+	return Decide(v, runErr)
 }
 
 // EngineLoad runs lp in this process with the load engine: `tools/call work

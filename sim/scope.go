@@ -271,16 +271,7 @@ func (s *scope) finish(runErr error) reports.Verdict {
 		s.check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}
 	v.Facts = slices.Clone(s.facts)
-	v.Passed = runErr == nil && len(v.Facts) > 0
-	for _, f := range v.Facts {
-		if !f.Passed {
-			v.Passed = false
-		}
-	}
-	if runErr != nil {
-		v.Error = runErr.Error()
-	}
-	return v
+	return scenarios.Decide(v, runErr)
 }
 
 // scaleEvents derives the scale events from consecutive samples by the
