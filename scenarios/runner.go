@@ -87,31 +87,37 @@ func All() []Scenario {
 // Select returns the scenarios named (all five when names is empty); the
 // spike scenario (Grafana's post on autoscaling Loki queries with KEDA) (spike.go) is selected by name only.
 func Select(names []string) ([]Scenario, error) {
-	all := All()
 	if len(names) == 0 {
-		return all, nil
+		return All(), nil
 	}
-	all = append(all, Spike(), NearThreshold(), ScaleUpLimit())
+	all := append(All(), Spike(), NearThreshold(), ScaleUpLimit())
 	all = append(all, Contract()...)
-	var out []Scenario
+	return selectNamed(all, func(s Scenario) string { return s.Name }, names, ContractSet, Contract(),
+		fmt.Sprintf(", or %s for all of %v", ContractSet, contractNames()))
+}
+
+// selectNamed returns the scenarios of all named by names, in the names'
+// order; the name set stands for all of setList. An unknown name is an
+// error listing the known ones, then hint.
+func selectNamed[S any](all []S, name func(S) string, names []string, set string, setList []S, hint string) ([]S, error) {
+	var out []S
 	for _, n := range names {
-		if n == ContractSet {
-			out = append(out, Contract()...)
+		if set != "" && n == set {
+			out = append(out, setList...)
 			continue
 		}
 		found := false
 		for _, s := range all {
-			if s.Name == n {
-				out = append(out, s)
-				found = true
+			if name(s) == n {
+				out, found = append(out, s), true
 			}
 		}
 		if !found {
-			var have []string
+			have := make([]string, 0, len(all))
 			for _, s := range all {
-				have = append(have, s.Name)
+				have = append(have, name(s))
 			}
-			return nil, fmt.Errorf("unknown scenario %q (have: %v, or %s for all of %v)", n, have, ContractSet, contractNames())
+			return nil, fmt.Errorf("unknown scenario %q (have: %s%s)", n, strings.Join(have, ", "), hint)
 		}
 	}
 	return out, nil
@@ -145,12 +151,29 @@ func NewEnv(ep platform.Endpoints, p Profile, w *reports.Writer, log *slog.Logge
 	}
 }
 
-func (e *Env) write(kind string, v any) {
-	if e.Results != nil {
-		if err := e.Results.Write(kind, v); err != nil {
-			e.Log.Warn("results file", "err", err)
-		}
+func (e *Env) write(kind string, v any) { writeRecord(e.Results, e.Log, kind, v) }
+
+// writeRecord writes one record to the results file w (nil: none); a
+// failed write is logged, never fatal to the run.
+func writeRecord(w *reports.Writer, log *slog.Logger, kind string, v any) {
+	if w == nil {
+		return
 	}
+	if err := w.Write(kind, v); err != nil {
+		log.Warn("results file", "err", err)
+	}
+}
+
+// endVerdict is the last word on a scenario's verdict v: stopped from
+// outside (ctx ended), it is no verdict, whatever the facts so far say. It
+// writes v and logs the end.
+func endVerdict(ctx context.Context, w *reports.Writer, log *slog.Logger, v reports.Verdict) reports.Verdict {
+	if ctx.Err() != nil {
+		v.Passed, v.Interrupted, v.Error = false, true, "interrupted: the run was stopped while this scenario ran"
+	}
+	writeRecord(w, log, reports.KindVerdict, v)
+	log.Info("scenario end", "scenario", v.Scenario, "passed", v.Passed, "err", v.Error, "skipped", v.Skipped)
+	return v
 }
 
 // Run enables the console's auto-rebalance scheduler at the profile's
@@ -199,15 +222,7 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 	s := newScope(e, sc)
 	e.write(reports.KindScenario, map[string]any{"scenario": sc.Name, "title": sc.title(e.Profile), "zone": s.Zone, "started": s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
-	err := sc.Run(ctx, e, s)
-	v := s.finish(err)
-	if ctx.Err() != nil {
-		// Stopped from outside: no verdict, whatever the facts so far say.
-		v.Passed, v.Interrupted, v.Error = false, true, "interrupted: the run was stopped while this scenario ran"
-	}
-	e.write(reports.KindVerdict, v)
-	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error, "skipped", v.Skipped)
-	return v
+	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.Run(ctx, e, s)))
 }
 
 // Decide is the one verdict rule, for every engine and world (the console on

@@ -221,13 +221,7 @@ func (e *TargetEnv) clock() Clock {
 	return e.Clock
 }
 
-func (e *TargetEnv) write(kind string, v any) {
-	if e.Results != nil {
-		if err := e.Results.Write(kind, v); err != nil {
-			e.Log.Warn("results file", "err", err)
-		}
-	}
-}
+func (e *TargetEnv) write(kind string, v any) { writeRecord(e.Results, e.Log, kind, v) }
 
 // TargetScenario is one named target scenario.
 type TargetScenario struct {
@@ -251,27 +245,10 @@ func TargetScenarios() []TargetScenario {
 // SelectTargets returns the target scenarios named (all when names is
 // empty); an unknown name is an error listing the known ones.
 func SelectTargets(names []string) ([]TargetScenario, error) {
-	all := TargetScenarios()
 	if len(names) == 0 {
-		return all, nil
+		return TargetScenarios(), nil
 	}
-	var out []TargetScenario
-	for _, n := range names {
-		found := false
-		for _, s := range all {
-			if s.Name == n {
-				out, found = append(out, s), true
-			}
-		}
-		if !found {
-			var have []string
-			for _, s := range all {
-				have = append(have, s.Name)
-			}
-			return nil, fmt.Errorf("unknown target scenario %q (have: %s, or targets for all of them)", n, strings.Join(have, ", "))
-		}
-	}
-	return out, nil
+	return selectNamed(TargetScenarios(), func(s TargetScenario) string { return s.Name }, names, "", nil, ", or targets for all of them")
 }
 
 // Run runs each scenario in turn and returns every verdict; ctx ending
@@ -304,14 +281,7 @@ func (e *TargetEnv) RunOne(ctx context.Context, sc TargetScenario) reports.Verdi
 	}
 	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: e.Target.Name(), Started: s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "target", e.Target.Name())
-	err := sc.Run(ctx, e, s)
-	v := s.finish(err)
-	if ctx.Err() != nil {
-		v.Passed, v.Interrupted, v.Error = false, true, "interrupted: the run was stopped while this scenario ran"
-	}
-	e.write(reports.KindVerdict, v)
-	e.Log.Info("scenario end", "scenario", sc.Name, "passed", v.Passed, "err", v.Error, "skipped", v.Skipped)
-	return v
+	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.Run(ctx, e, s)))
 }
 
 // TargetScope is one target scenario's run: its samples, facts and loads.

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# baselines.sh: run the clean baselines N times on one platform and tally them.
+#
+#   hack/baselines.sh PLATFORM [N] [OUT]      PLATFORM: local or kind; N: rounds (10); OUT: folder (_artifacts/baselines-PLATFORM)
+#
+# A round is three suites on the quick profile, each its own `scaleproof run`:
+#   steps   the five and the contract scenarios on the step policy
+#   hpa     the five and spike, every zone on the hpa policy (--policy hpa)
+#   canary  the five, each zone with a canary worker (--canary)
+# Each run's artifacts go to OUT/<round>-<suite>/; OUT/tally.tsv gets one line a run (round, suite, exit code, seconds,
+# the scenarios that did not pass), and the last lines printed count the runs that passed per suite.
+# Run it on an idle machine: a CI or a build beside it takes the CPU the time-to-scale bounds are measured against.
+set -u
+platform=${1:?usage: hack/baselines.sh local|kind [N] [OUT]}
+n=${2:-10}
+out=${3:-_artifacts/baselines-$platform}
+bin=${SCALEPROOF:-./bin/scaleproof}
+[ -x "$bin" ] || { echo "baselines: $bin not found: run make build first" >&2; exit 2; }
+mkdir -p "$out"
+tally=$out/tally.tsv
+[ -s "$tally" ] || printf 'round\tsuite\texit\tseconds\tnot passed\n' > "$tally"
+trap 'echo "baselines: interrupted; the tally so far is in $tally" >&2; exit 130' INT TERM
+for ((r = 1; r <= n; r++)); do
+	for suite in steps hpa canary; do
+		case $suite in
+		steps) args=(--scenarios viewer-refused,max-1,sustained,burst,max-lowered,contract) ;;
+		hpa) args=(--policy hpa) ;;
+		canary) args=(--canary) ;;
+		esac
+		dir=$out/$r-$suite
+		start=$(date +%s)
+		"$bin" run --platform "$platform" --profile quick --screenshots=false --quiet --json --artifacts "$dir" "${args[@]}" \
+			> "$dir.json" 2> "$dir.log"
+		rc=$?
+		took=$(($(date +%s) - start))
+		# the verdicts of scenarios that neither passed nor were skipped by design
+		bad=$(python3 -c 'import json, sys
+try:
+    vs = json.load(open(sys.argv[1])).get("verdicts") or []
+except Exception as e:
+    print("no verdicts (%s)" % e); sys.exit()
+print(",".join(v["scenario"] for v in vs if not v.get("passed") and not v.get("skipped")) or "-")' "$dir.json")
+		printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$suite" "$rc" "$took" "$bad" | tee -a "$tally"
+	done
+done
+for suite in steps hpa canary; do
+	awk -F'\t' -v s="$suite" 'NR > 1 && $2 == s { runs++; if ($3 == 0) ok++ } END { printf "%s: %d of %d runs passed\n", s, ok, runs }' "$tally"
+done
