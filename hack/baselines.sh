@@ -8,7 +8,8 @@
 #   hpa     the five and spike, every zone on the hpa policy (--policy hpa)
 #   canary  the five, each zone with a canary worker (--canary)
 # Each run's artifacts go to OUT/<round>-<suite>/; OUT/tally.tsv gets one line a run (round, suite, exit code, seconds,
-# the scenarios that did not pass), and the last lines printed count the runs that passed per suite.
+# the scenarios that did not pass), and the last lines printed count the runs that passed per suite (all
+# rounds in the tally: a second call adds rounds after the first's).
 # Run it on an idle machine: a CI or a build beside it takes the CPU the time-to-scale bounds are measured against.
 set -u
 platform=${1:?usage: hack/baselines.sh local|kind [N] [OUT]}
@@ -19,8 +20,12 @@ bin=${SCALEPROOF:-./bin/scaleproof}
 mkdir -p "$out"
 tally=$out/tally.tsv
 [ -s "$tally" ] || printf 'round\tsuite\texit\tseconds\tnot passed\n' > "$tally"
-trap 'echo "baselines: interrupted; the tally so far is in $tally" >&2; exit 130' INT TERM
-for ((r = 1; r <= n; r++)); do
+# a second call adds rounds after the ones the tally already has
+first=$(awk -F'\t' 'NR > 1 && $1 + 0 > m { m = $1 + 0 } END { print m + 1 }' "$tally")
+# Ctrl-C reaches the running scaleproof too (it writes what it measured); its row is tallied, then the loop ends
+stop=0
+trap 'stop=1' INT TERM
+for ((r = first; r < first + n && !stop; r++)); do
 	for suite in steps hpa canary; do
 		case $suite in
 		steps) args=(--scenarios viewer-refused,max-1,sustained,burst,max-lowered,contract) ;;
@@ -28,6 +33,7 @@ for ((r = 1; r <= n; r++)); do
 		canary) args=(--canary) ;;
 		esac
 		dir=$out/$r-$suite
+		rm -rf "$dir"
 		start=$(date +%s)
 		"$bin" run --platform "$platform" --profile quick --screenshots=false --quiet --json --artifacts "$dir" "${args[@]}" \
 			> "$dir.json" 2> "$dir.log"
@@ -41,8 +47,10 @@ except Exception as e:
     print("no verdicts (%s)" % e); sys.exit()
 print(",".join(v["scenario"] for v in vs if not v.get("passed") and not v.get("skipped")) or "-")' "$dir.json")
 		printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$suite" "$rc" "$took" "$bad" | tee -a "$tally"
+		[ "$stop" = 0 ] || break
 	done
 done
+[ "$stop" = 0 ] || echo "baselines: interrupted; the tally so far is in $tally" >&2
 for suite in steps hpa canary; do
 	awk -F'\t' -v s="$suite" 'NR > 1 && $2 == s { runs++; if ($3 == 0) ok++ } END { printf "%s: %d of %d runs passed\n", s, ok, runs }' "$tally"
 done
