@@ -228,8 +228,9 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 // Decide is the one verdict rule, for every engine and world (the console on
 // a platform, a target, the simulator): v carries the scenario's facts, and
 // runErr is what its Run returned.
-//   - A skip (a platform that does not offer a fault action the scenario
-//     needs) is Skipped with the reason; nothing is judged.
+//   - A skip (the scenario does not apply to the run: the platform does not
+//     offer a fault action it needs, or it judges the other policy's rules)
+//     is Skipped with the reason; nothing is judged.
 //   - Any other error is the verdict's Error, and it does not pass.
 //   - A scenario whose facts are all not applicable is Skipped with their
 //     reasons: nothing was judged, so it neither passes nor fails.
