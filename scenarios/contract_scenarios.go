@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -252,19 +253,35 @@ type workerMetrics struct {
 	Refused      float64
 }
 
-// readWorker reads http://ADDR/metrics of one worker (bounded by 3 s, or
-// ctx's deadline when sooner).
-func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (workerMetrics, error) {
-	if w.Addr == "" {
-		return workerMetrics{}, fmt.Errorf("worker %s: the platform gives no address", w.ID)
-	}
+// readable reports whether the harness can read w's own /metrics: at its
+// address, or through the platform (platform.MetricsReader).
+func readable(w platform.Worker) bool { return w.Addr != "" || w.Proxied }
+
+// readWorker reads worker w of the scope's zone's /metrics: http://ADDR/metrics
+// where the platform gives its address, else through the platform
+// (Worker.Proxied: platform.MetricsReader; on Kubernetes the API server's
+// proxy to the pod). Bounded by 3 s, or ctx's deadline when sooner. A
+// platform that cannot read it returns a *platform.NotOfferedError.
+func (e *Env) readWorker(ctx context.Context, zone string, w platform.Worker) (workerMetrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	if w.Addr == "" {
+		mr, ok := e.faults().(platform.MetricsReader)
+		if !w.Proxied || !ok {
+			return workerMetrics{}, &platform.NotOfferedError{Platform: "under test", Action: "read a worker's /metrics",
+				Reason: fmt.Sprintf("it gives worker %s no address", w.ID)}
+		}
+		body, err := mr.WorkerMetrics(ctx, e.Endpoints.Group, zone, w.ID)
+		if err != nil {
+			return workerMetrics{}, err
+		}
+		return parseWorkerMetrics(w.ID, bytes.NewReader(body))
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+w.Addr+"/metrics", nil)
 	if err != nil {
 		return workerMetrics{}, err
 	}
-	resp, err := hc.Do(req)
+	resp, err := e.HTTP.Do(req)
 	if err != nil {
 		return workerMetrics{}, fmt.Errorf("worker %s /metrics: %w", w.ID, err)
 	}
@@ -272,10 +289,16 @@ func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (worker
 	if resp.StatusCode != http.StatusOK {
 		return workerMetrics{}, fmt.Errorf("worker %s /metrics: HTTP %d", w.ID, resp.StatusCode)
 	}
+	return parseWorkerMetrics(w.ID, io.LimitReader(resp.Body, 4<<20))
+}
+
+// parseWorkerMetrics reads the worker metrics the harness uses from the
+// Prometheus text format of worker id's /metrics.
+func parseWorkerMetrics(id string, r io.Reader) (workerMetrics, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 4<<20))
+	fams, err := parser.TextToMetricFamilies(r)
 	if err != nil {
-		return workerMetrics{}, fmt.Errorf("worker %s /metrics: %w", w.ID, err)
+		return workerMetrics{}, fmt.Errorf("worker %s /metrics: %w", id, err)
 	}
 	var m workerMetrics
 	get := func(name string) (float64, bool) {
@@ -298,7 +321,7 @@ func readWorker(ctx context.Context, hc *http.Client, w platform.Worker) (worker
 	}
 	var ok bool
 	if m.Calls, ok = get(metricWorkerCalls); !ok {
-		return m, fmt.Errorf("worker %s /metrics has no %s", w.ID, metricWorkerCalls)
+		return m, fmt.Errorf("worker %s /metrics has no %s", id, metricWorkerCalls)
 	}
 	m.InFlight, _ = get(metricWorkerInflight)
 	m.Limit, _ = get(metricWorkerLimit)

@@ -50,12 +50,12 @@ func NoDoubleExecution() Scenario {
 				return fmt.Errorf("the platform lists %d workers of a zone at count 2", len(ws))
 			}
 			for _, w := range ws {
-				if w.Addr == "" {
+				if !readable(w) {
 					return skip(&platform.NotOfferedError{Platform: "under test", Action: "read a worker's /metrics",
 						Reason: "it gives no worker addresses"})
 				}
 			}
-			before, err := readWorkers(ctx, e, ws)
+			before, err := readWorkers(ctx, e, s.Zone, ws)
 			if err != nil {
 				return err
 			}
@@ -88,7 +88,7 @@ func NoDoubleExecution() Scenario {
 			var after []workerMetrics
 			deadline := time.Now().Add(10 * time.Second)
 			for {
-				after, err = readWorkers(ctx, e, ws)
+				after, err = readWorkers(ctx, e, s.Zone, ws)
 				if err != nil {
 					return err
 				}
@@ -119,10 +119,10 @@ func NoDoubleExecution() Scenario {
 	}
 }
 
-func readWorkers(ctx context.Context, e *Env, ws []platform.Worker) ([]workerMetrics, error) {
+func readWorkers(ctx context.Context, e *Env, zone string, ws []platform.Worker) ([]workerMetrics, error) {
 	out := make([]workerMetrics, len(ws))
 	for i, w := range ws {
-		m, err := readWorker(ctx, e.HTTP, w)
+		m, err := e.readWorker(ctx, zone, w)
 		if err != nil {
 			return nil, err
 		}

@@ -148,11 +148,15 @@ func (s *Scope) judgeBackPressure(ctx context.Context) {
 	}
 	var read []WorkerPressure
 	for _, w := range ws {
-		if w.Addr == "" {
+		if !readable(w) {
 			s.NotApplicable(factBackPressure, fmt.Sprintf("the platform gives no address for worker %s, so its /metrics cannot be read", w.ID))
 			return
 		}
-		m, err := readWorker(ctx, e.HTTP, w)
+		m, err := e.readWorker(ctx, s.Zone, w)
+		if errors.Is(err, platform.ErrNotOffered) {
+			s.NotApplicable(factBackPressure, "the workers' own /metrics cannot be read: "+err.Error())
+			return
+		}
 		if err != nil {
 			s.Check(factBackPressure, false, "%v", err)
 			return

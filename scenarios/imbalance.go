@@ -23,9 +23,10 @@ const (
 // inflightWatch reads the in-flight of every ready worker of a scenario's
 // zone from the worker's own /metrics (scaleproof_worker_inflight and
 // scaleproof_worker_inflight_limit) once every inflightEvery while a load of
-// the scenario runs. It reads only where the platform lists workers with a
-// loopback Addr (the local platform); on a platform that lists none (kind,
-// external) it ends at once and the verdict has no imbalance.
+// the scenario runs. It reads only workers the platform lists at a loopback
+// Addr (local) or reads for the harness (Worker.Proxied: kind and the
+// clouds, through the API server's proxy to the pod); on a platform that
+// lists none (external) it ends at once and the verdict has no imbalance.
 type inflightWatch struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -135,10 +136,12 @@ func readInFlight(ctx context.Context, s *Scope) (sec reports.InFlightSecond, re
 	var ready []platform.Worker
 	addrs := 0
 	for _, w := range ws {
-		if w.Addr != "" {
+		if readable(w) {
 			addrs++
 		}
-		if w.Ready && loopbackAddr(w.Addr) {
+		// a worker at a loopback address, or one the platform reads for
+		// the harness (a pod the run deployed): never another host
+		if w.Ready && (loopbackAddr(w.Addr) || w.Addr == "" && w.Proxied) {
 			ready = append(ready, w)
 		}
 	}
@@ -152,7 +155,7 @@ func readInFlight(ctx context.Context, s *Scope) (sec reports.InFlightSecond, re
 		go func() {
 			defer wg.Done()
 			before := time.Now()
-			if m, err := readWorker(ctx, e.HTTP, w); err == nil {
+			if m, err := e.readWorker(ctx, s.Zone, w); err == nil {
 				got[i] = &workerRead{ID: w.ID, Before: before, After: time.Now(), m: m}
 			}
 		}()

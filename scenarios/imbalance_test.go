@@ -21,6 +21,22 @@ func (l fixedWorkers) Workers(context.Context, string, string) ([]platform.Worke
 	return l.ws, nil
 }
 
+// proxiedWorkers is a platform that lists workers without addresses and
+// reads their /metrics itself (platform.MetricsReader), as the kubeconfig
+// platform does through the API server: inflight by worker ID.
+type proxiedWorkers struct {
+	fixedWorkers
+	inflight map[string]int
+}
+
+func (p proxiedWorkers) WorkerMetrics(_ context.Context, group, zone, id string) ([]byte, error) {
+	n, ok := p.inflight[id]
+	if !ok || group != "g" || !strings.HasPrefix(zone, "sustained-") {
+		return nil, fmt.Errorf("no worker %s in %s/%s", id, group, zone)
+	}
+	return fmt.Appendf(nil, "%s 7\n%s %d\n%s 32\n", metricWorkerCalls, metricWorkerInflight, n, metricWorkerLimit), nil
+}
+
 // worker serves a reference worker's /metrics with the given in-flight, limit 32.
 func worker(t *testing.T, inflight int) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -44,12 +60,18 @@ func TestInflightWatch(t *testing.T) {
 	}{
 		{"one hot, one idle", []platform.Worker{{ID: "w1", Addr: idle, Ready: true}, {ID: "w2", Addr: hot, Ready: true}}, 5, true},
 		{"the idle one not ready", []platform.Worker{{ID: "w1", Addr: idle}, {ID: "w2", Addr: hot, Ready: true}}, 5, false},
-		{"no addresses (kind)", []platform.Worker{{ID: "w1", Ready: true}, {ID: "w2", Ready: true}}, 0, false},
+		{"no addresses", []platform.Worker{{ID: "w1", Ready: true}, {ID: "w2", Ready: true}}, 0, false},
 		{"not loopback", []platform.Worker{{ID: "w1", Addr: "192.0.2.1:80", Ready: true}}, 0, false},
+		{"read by the platform (kind)", []platform.Worker{{ID: "p1", Proxied: true, Ready: true}, {ID: "p2", Proxied: true, Ready: true}}, 5, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env := &Env{HTTP: http.DefaultClient, Faults: fixedWorkers{ws: c.ws}}
+			var f platform.Faulter = fixedWorkers{ws: c.ws}
+			if c.ws[0].Proxied {
+				f = proxiedWorkers{fixedWorkers{ws: c.ws}, map[string]int{"p1": 0, "p2": 32}}
+			}
+			env := &Env{HTTP: http.DefaultClient, Faults: f}
+			env.Endpoints.Group = "g"
 			s := newScope(env, Scenario{Name: "sustained"})
 			s.loads = []*loadRun{{done: make(chan struct{})}} // a load that runs
 			w := &inflightWatch{}
@@ -63,7 +85,7 @@ func TestInflightWatch(t *testing.T) {
 			if (im != nil) != (c.reads > 0) || im.Flagged() != c.flag {
 				t.Errorf("imbalance %+v, want flagged %v", im, c.flag)
 			}
-			if c.flag && !strings.Contains(im.Warning(), "worker w2 at 32/32 in flight while w1 idled") {
+			if want := strings.TrimSuffix(c.ws[len(c.ws)-1].ID, "2"); c.flag && !strings.Contains(im.Warning(), fmt.Sprintf("worker %s2 at 32/32 in flight while %s1 idled", want, want)) {
 				t.Errorf("warning %q", im.Warning())
 			}
 		})

@@ -77,7 +77,7 @@ func ReadinessRouting() Scenario {
 				return skip(err)
 			}
 			for _, w := range ws {
-				if w.Addr == "" {
+				if !readable(w) {
 					return skip(&platform.NotOfferedError{Platform: "under test", Action: "read a worker's /metrics",
 						Reason: "it gives no worker addresses"})
 				}
@@ -85,7 +85,9 @@ func ReadinessRouting() Scenario {
 			list := func(ctx context.Context) ([]platform.Worker, error) {
 				return f.Workers(ctx, e.Endpoints.Group, s.Zone)
 			}
-			read := func(ctx context.Context, w platform.Worker) (workerMetrics, error) { return readWorker(ctx, e.HTTP, w) }
+			read := func(ctx context.Context, w platform.Worker) (workerMetrics, error) {
+				return e.readWorker(ctx, s.Zone, w)
+			}
 
 			// The booting workers are watched from before the load starts.
 			bw := newBootWatch()

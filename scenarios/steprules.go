@@ -502,7 +502,7 @@ func UnevenLoad() Scenario {
 					l.Stop()
 					return err
 				}
-				if r, ok := readUneven(ctx, e, all, busy.ID); ok {
+				if r, ok := readUneven(ctx, e, s.Zone, all, busy.ID); ok {
 					reads = append(reads, r)
 				}
 			}
@@ -545,13 +545,13 @@ type unevenRead struct {
 
 // readUneven reads every worker's /metrics once (bounded by 2 s); ok is
 // false when one did not answer or reports no limit.
-func readUneven(ctx context.Context, e *Env, ws []platform.Worker, busy string) (unevenRead, bool) {
+func readUneven(ctx context.Context, e *Env, zone string, ws []platform.Worker, busy string) (unevenRead, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var r unevenRead
 	var in, limit float64
 	for _, w := range ws {
-		m, err := readWorker(ctx, e.HTTP, w)
+		m, err := e.readWorker(ctx, zone, w)
 		if err != nil || m.Limit <= 0 {
 			return r, false
 		}

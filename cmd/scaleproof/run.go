@@ -369,7 +369,7 @@ func (r *runState) test(ctx context.Context, ep platform.Endpoints, upStart time
 		say("platform up in %.1f s: console %s, edge %s, %s, policy %s", time.Since(upStart).Seconds(), ep.ConsoleURL, ep.EdgeURL, promLabel(ep.PrometheusURL), o.policy)
 		ours := o.platform != "external" // the reference console, which serves the pages
 		if ours {
-			say("%s", consolePagesLine(ep))
+			say("%s", consolePagesLine(ep, isTerminal(r.cmd.ErrOrStderr())))
 		}
 		var shots *shooter
 		if ours && o.screenshots {

@@ -18,11 +18,17 @@ import (
 )
 
 // consolePagesLine is what run prints once the platform is up, so a user
-// can watch the zones scale in a browser: the pages' address and a viewer
-// key (a viewer sees the counts only and can change nothing).
-func consolePagesLine(ep platform.Endpoints) string {
-	return fmt.Sprintf("watch the zones scale: open %s/ui/ and sign in with the viewer key %s",
-		strings.TrimRight(ep.ConsoleURL, "/"), ep.Keys.Viewer.Key)
+// can watch the zones scale in a browser: the pages' address and, when
+// stderr is a terminal (onTTY), a viewer key (a viewer sees the counts only
+// and can change nothing). Off a terminal the key is left out: stderr is
+// then a CI log, often published, and the key is live until the teardown,
+// as the run keeps every key out of its artifacts.
+func consolePagesLine(ep platform.Endpoints, onTTY bool) string {
+	url := strings.TrimRight(ep.ConsoleURL, "/") + "/ui/"
+	if !onTTY {
+		return fmt.Sprintf("watch the zones scale: open %s and sign in with a viewer key (printed on a terminal only; scaleproof up prints every key)", url)
+	}
+	return fmt.Sprintf("watch the zones scale: open %s and sign in with the viewer key %s", url, ep.Keys.Viewer.Key)
 }
 
 // shooter takes the run's screenshots of the console's pages into

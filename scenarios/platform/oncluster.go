@@ -229,8 +229,9 @@ func (o *OnCluster[H]) RunLoadShards(ctx context.Context, job ShardJob) ([]Shard
 }
 
 var (
-	_ Faulter = (*OnCluster[struct{}])(nil)
-	_ Offerer = (*OnCluster[struct{}])(nil)
+	_ Faulter       = (*OnCluster[struct{}])(nil)
+	_ Offerer       = (*OnCluster[struct{}])(nil)
+	_ MetricsReader = (*OnCluster[struct{}])(nil)
 )
 
 // faulter is the deployed platform's fault actions (FaulterOf), none
@@ -260,6 +261,16 @@ func (o *OnCluster[H]) Offers(action string) error {
 // Workers is the deployed platform's.
 func (o *OnCluster[H]) Workers(ctx context.Context, group, zone string) ([]Worker, error) {
 	return o.faulter().Workers(ctx, group, zone)
+}
+
+// WorkerMetrics is the deployed platform's (MetricsReader), else a
+// *NotOfferedError.
+func (o *OnCluster[H]) WorkerMetrics(ctx context.Context, group, zone, id string) ([]byte, error) {
+	f := o.faulter()
+	if m, ok := f.(MetricsReader); ok {
+		return m.WorkerMetrics(ctx, group, zone, id)
+	}
+	return nil, &NotOfferedError{Platform: o.Name(), Action: "read a worker's /metrics", Reason: "the deployed platform does not read workers' /metrics"}
 }
 
 // Freeze is the deployed platform's.

@@ -136,8 +136,12 @@ type Worker struct {
 	ID string `json:"id"`
 	// Addr is host:port of the worker's own HTTP server (POST /mcp,
 	// GET /metrics); "" when the platform cannot reach workers directly.
-	Addr  string `json:"addr,omitempty"`
-	Ready bool   `json:"ready"`
+	Addr string `json:"addr,omitempty"`
+	// Proxied: Addr is "" but the platform reads the worker's /metrics
+	// for the harness (MetricsReader): on Kubernetes, through the API
+	// server's proxy to the pod.
+	Proxied bool `json:"proxied,omitempty"`
+	Ready   bool `json:"ready"`
 	// Canary marks the zone's canary worker (Endpoints.Canary): beside
 	// the count's workers, not one of them.
 	Canary bool `json:"canary,omitempty"`
@@ -275,6 +279,21 @@ func (n NoFaults) FailReadiness(context.Context, string, string, string) (Readin
 // PassReadiness returns a *NotOfferedError.
 func (n NoFaults) PassReadiness(context.Context, string, string, string) error {
 	return n.no("pass a worker's readiness again")
+}
+
+// MetricsReader is the optional interface of a platform that lists
+// workers it cannot address directly (Worker.Proxied) but whose own
+// /metrics it can read for the harness. On Kubernetes that is the API
+// server's proxy to the pod's port, the pods/proxy subresource:
+// GET /api/v1/namespaces/{namespace}/pods/{name}:{port}/proxy/{path}
+// (Kubernetes API reference, "Pod v1 core", Proxy Operations; client-go
+// CoreV1().Pods(ns).ProxyGet). The traffic goes only to the workers the
+// run deployed.
+type MetricsReader interface {
+	// WorkerMetrics returns the body of worker id's GET /metrics (the
+	// Prometheus text format), at most 4 MiB. A platform that cannot read
+	// it (the identity may not proxy to pods) returns a *NotOfferedError.
+	WorkerMetrics(ctx context.Context, group, zone, id string) ([]byte, error)
 }
 
 // Offerer is the optional interface of a Faulter that offers only some of

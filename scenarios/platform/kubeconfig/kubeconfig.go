@@ -115,7 +115,10 @@ type Platform struct {
 	mu        sync.Mutex
 	endpoints platform.Endpoints
 	forwards  []chan struct{} // closed to stop a port-forward
-	down      bool
+	// workerZone is group/zone by worker pod, for the pods whose labels
+	// WorkerMetrics checked (workers.go)
+	workerZone map[string]string
+	down       bool
 	// secretDir is the private folder (0700, outside the artifacts, which
 	// are published) of a target run's kubeconfig files; Down removes it.
 	secretDir string

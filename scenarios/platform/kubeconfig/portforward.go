@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/portforward"
@@ -39,7 +38,7 @@ func (p *Platform) forwardPort(ctx context.Context, name string, podPort int) (s
 	}
 	var pod string
 	for _, po := range pods.Items {
-		if po.DeletionTimestamp == nil && ready(&po) {
+		if po.DeletionTimestamp == nil && podReady(&po) {
 			pod = po.Name
 			break
 		}
@@ -85,13 +84,4 @@ func (p *Platform) forwardPort(ctx context.Context, name string, podPort int) (s
 	p.mu.Unlock()
 	p.log.Info("port-forward", "deployment", name, "pod", pod, "local", ports[0].Local)
 	return "http://" + hostPort("127.0.0.1", int(ports[0].Local)), nil
-}
-
-func ready(po *corev1.Pod) bool {
-	for _, c := range po.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

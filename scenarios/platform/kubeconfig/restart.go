@@ -19,21 +19,26 @@ import (
 // The fault actions of the kubeconfig platform: the console's restart, as
 // a pod of a Deployment is restarted (its pod deleted: preStop, SIGTERM and
 // the console's drain; the ReplicaSet starts another, which takes the
-// Lease and reads the state the console keeps in the cluster). The worker
-// actions need the node's process table or a probe the harness does not
-// own, and are not offered.
+// Lease and reads the state the console keeps in the cluster), and the
+// listing of a zone's workers (workers.go). The other worker actions need
+// the node's process table or a probe the harness does not own, and are
+// not offered.
 var (
 	_ platform.Faulter = (*Platform)(nil)
 	_ platform.Offerer = (*Platform)(nil)
 )
 
-const workerActionsReason = "on Kubernetes the harness restarts only the console's pod; freezing, killing or failing the probe of a worker needs the node's processes"
+const workerActionsReason = "on Kubernetes the harness restarts only the console's pod and lists the workers; freezing, killing or failing the probe of a worker needs the node's processes"
 
-// Offers says whether action is offered: only the console's restart, and
-// only when the console is reached through the node's ports (NodeHost,
-// kind), where its Service leads to the new pod; a port-forward ends with
-// the pod it was opened to, and a target run deploys no console.
+// Offers says whether action is offered: the listing of a zone's workers
+// (not in a target run), and the console's restart only when the console
+// is reached through the node's ports (NodeHost, kind), where its Service
+// leads to the new pod; a port-forward ends with the pod it was opened to,
+// and a target run deploys no console.
 func (p *Platform) Offers(action string) error {
+	if action == listWorkersAction {
+		return p.workersOffered()
+	}
 	if action != platform.RestartAction(platform.PartConsole) {
 		return p.notOffered(action, workerActionsReason)
 	}
@@ -132,11 +137,6 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
-}
-
-// Workers is not offered (a *NotOfferedError).
-func (p *Platform) Workers(context.Context, string, string) ([]platform.Worker, error) {
-	return nil, p.notOffered("list a zone's workers", workerActionsReason)
 }
 
 // Freeze is not offered (a *NotOfferedError).

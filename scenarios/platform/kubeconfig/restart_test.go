@@ -81,9 +81,9 @@ func TestRestartConsole(t *testing.T) {
 	}
 }
 
-// TestOffers: only the console's restart, and only where its Service
-// leads to the new pod (the node's ports); everything else is a
-// *NotOfferedError with the reason.
+// TestOffers: the workers' listing (not in a target run) and the
+// console's restart, only where its Service leads to the new pod (the
+// node's ports); everything else is a *NotOfferedError with the reason.
 func TestOffers(t *testing.T) {
 	restart := platform.RestartAction(platform.PartConsole)
 	for _, c := range []struct {
@@ -96,6 +96,8 @@ func TestOffers(t *testing.T) {
 		{"a port-forward ends with its pod", Config{}, restart, "port-forward"},
 		{"a target run has no console", Config{NodeHost: "127.0.0.1", Target: &platform.TargetSpec{}}, restart, "no console"},
 		{"a worker's freeze", Config{NodeHost: "127.0.0.1"}, "freeze a worker", "node's processes"},
+		{"the workers' listing", Config{}, "list a zone's workers", ""},
+		{"a target run's workers", Config{Target: &platform.TargetSpec{}}, "list a zone's workers", "no reference workers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.cfg.Name = "kind"
