@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -686,5 +687,63 @@ func TestRebalanceAudits(t *testing.T) {
 	}
 	if _, err := r.c.Rebalance(ctx, "ga", "g1", "nope"); !errors.Is(err, controller.ErrNotFound) {
 		t.Fatalf("unknown zone: %v", err)
+	}
+}
+
+// commitSpy is a store whose Commit first calls before (with the audit
+// entries about to be stored).
+type commitSpy struct {
+	*store.Store
+	before func([]store.AuditEntry)
+}
+
+func (s commitSpy) Commit(zones []store.Zone, audits []store.AuditEntry) ([]store.AuditEntry, error) {
+	s.before(audits)
+	return s.Store.Commit(zones, audits)
+}
+
+// TestRoundAuditedBeforeShown: a round's change is audited before the
+// console shows the new count, so a reader who sees the count finds the
+// change's audit entry (the seed's "every change is audited").
+func TestRoundAuditedBeforeShown(t *testing.T) {
+	ctx := context.Background()
+	clock := controllertest.NewClock(t0)
+	fl := controllertest.NewFleet(clock)
+	st, err := store.Open(filepath.Join(t.TempDir(), "state.db"), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	var c *controller.Controller
+	var shownAtCommit []int // the count the console showed as each autoscale entry was stored
+	spy := commitSpy{Store: st, before: func(audits []store.AuditEntry) {
+		for _, a := range audits {
+			if a.Action == controller.AuditAutoscale {
+				v, _ := c.Zone(a.Group, a.Zone)
+				shownAtCommit = append(shownAtCommit, v.Count)
+			}
+		}
+	}}
+	cfg := autoscaler.DefaultStepConfig()
+	c, err = controller.New(controller.Options{Store: spy, Target: fl, Discovery: fl, Scraper: fl,
+		Policy: controller.StepPolicy(cfg), StartupGrace: cfg.StartupGrace, Clock: clock, Tickers: controllertest.NewTickers(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Apply(ctx, "ga", "g1", "a", controller.Change{Count: ptr(1), MaxCount: ptr(3)}); err != nil {
+		t.Fatal(err)
+	}
+	fl.SetLoad("g1", "a", 30, 0) // high
+	clock.Advance(time.Minute)   // past the up cooldown
+	d, err := c.Round(ctx, "g1", "a", controller.ActorScheduler)
+	if err != nil || d.Action != autoscaler.ActionUp {
+		t.Fatalf("round: %+v, %v; want up", d, err)
+	}
+	if len(shownAtCommit) != 1 || shownAtCommit[0] != 1 {
+		t.Fatalf("counts shown as the up's audit entry was stored: %v, want [1] (the entry stored before the new count is shown)", shownAtCommit)
+	}
+	if v, _ := c.Zone("g1", "a"); v.Count != 2 {
+		t.Fatalf("count shown after the round: %d, want 2", v.Count)
 	}
 }

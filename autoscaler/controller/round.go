@@ -135,7 +135,6 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 	dd := d
 	e.z.LastDecision, e.z.LastScale = &dd, &dd
 	e.dirty = false
-	e.publish(seen)
 
 	tags := map[string]string{
 		"action": string(d.Action), "from": itoa(d.From), "to": itoa(d.To), "reason": d.Reason,
@@ -148,6 +147,10 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 	_, err = c.o.Store.Commit([]store.Zone{e.z}, []store.AuditEntry{{
 		At: now, Actor: actor, Group: g, Zone: zn, Action: AuditAutoscale, Tags: tags,
 	}})
+	// the new count is shown once its audit entry is stored (as a forced
+	// change's is): whoever reads the count can read the change's entry.
+	// The workers were scaled, so it is shown even when the store failed.
+	e.publish(seen)
 	if err != nil {
 		err = fmt.Errorf("round %s/%s: persist %s to %d: %w: %w", g, zn, d.Action, d.To, ErrStore, err)
 		c.log.Error("autoscale not persisted", "group", g, "zone", zn, "err", err)
