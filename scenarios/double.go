@@ -103,7 +103,7 @@ func NoDoubleExecution() Scenario {
 					return err
 				}
 			}
-			c := l.calls()
+			c := l.Calls()
 			sent := c.Total()
 			var executed float64
 			var per []string

@@ -80,7 +80,7 @@ func ScaleInDrain() Scenario {
 			}
 			s.Check("calls in flight at every DOWN (at least one per worker)", len(downs) > 0 && busy == len(downs),
 				"%d DOWNs: %v", len(downs), orNone(atDown))
-			c := l.calls()
+			c := l.Calls()
 			s.Check("no call failed around the scale-ins", failedCalls(c) == 0 && c.OK > 0, "%s", callsDetail(c))
 			return l.Err()
 		},

@@ -110,7 +110,7 @@ func MaxOneNeverScales() Scenario {
 				}
 			}
 			s.Check("count is 1 at every sample", bad == 0, "%d of %d samples had another count", bad, len(s.Samples()))
-			c := l.calls()
+			c := l.Calls()
 			if slots := 2 * e.Profile.MaxInflight; e.Endpoints.Canary && e.Profile.VUs <= slots {
 				// The canary counts as capacity: count 1 and the canary hold
 				// 2 × the in-flight limit, so these VUs need not be refused.
@@ -297,7 +297,7 @@ func Burst() Scenario {
 			for _, smp := range s.Samples() {
 				peak = max(peak, smp.Count)
 			}
-			s.Check("burst registered", l.calls().OK > 0, "peak count %d, %d calls ok", peak, l.calls().OK)
+			s.Check("burst registered", l.Calls().OK > 0, "peak count %d, %d calls ok", peak, l.Calls().OK)
 			waitBackTo1(ctx, e, s)
 			checkBounds(s, e.Profile.Max)
 			return l.Err()

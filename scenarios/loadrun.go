@@ -3,17 +3,22 @@ package scenarios
 import (
 	"context"
 	"math"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
 // loadRun is one load phase of a scenario: VUs of MCP tools/call through the
-// edge against the scenario's zone.
+// edge against the scenario's zone, or (s nil) a target scenario's load
+// against the target's load URL (EngineLoad). It is the TargetLoad of a
+// target scenario too: one load handle for both engines.
 type loadRun struct {
-	s        *Scope
+	s        *Scope // nil for a target scenario's load
 	m        *load.Metrics
 	stopCh   chan struct{}
 	stopOnce sync.Once
@@ -50,7 +55,7 @@ func startLoadAt(ctx context.Context, e *Env, s *Scope, p load.Profile, url stri
 	if p.Executor == load.ExecutorConstantVUs {
 		vus = p.VUs
 	}
-	return startEngine(ctx, e, s, url, workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
+	return startEngine(ctx, e.HTTP, s, url, workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
 		_, err := load.Run(ctx, p, exec, opts...)
 		return err
 	})
@@ -60,8 +65,21 @@ func startLoadAt(ctx context.Context, e *Env, s *Scope, p load.Profile, url stri
 // this process against url; the load's VUs, as the contract facts read
 // them, are the most it may hold in flight (p.MaxVUs).
 func startArrivalAt(ctx context.Context, e *Env, s *Scope, p load.ArrivalProfile, url string, workMS int) *loadRun {
-	return startEngine(ctx, e, s, url, workMS, max(p.MaxVUs, p.PreAllocatedVUs), func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
+	return startEngine(ctx, e.HTTP, s, url, workMS, max(p.MaxVUs, p.PreAllocatedVUs), func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
 		_, err := load.RunArrival(ctx, p, exec, opts...)
+		return err
+	})
+}
+
+// EngineLoad runs lp in this process with the load engine: `tools/call work
+// {"ms": workMS}` to {baseURL}/mcp.
+func EngineLoad(ctx context.Context, hc *http.Client, baseURL string, lp load.Profile, workMS int) TargetLoad {
+	vus := 0
+	if lp.Executor == load.ExecutorConstantVUs {
+		vus = lp.VUs
+	}
+	return startEngine(ctx, hc, nil, strings.TrimRight(baseURL, "/")+"/mcp", workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
+		_, err := load.Run(ctx, lp, exec, opts...)
 		return err
 	})
 }
@@ -69,9 +87,9 @@ func startArrivalAt(ctx context.Context, e *Env, s *Scope, p load.ArrivalProfile
 // startEngine starts run (one of the load engine's executors) on a
 // goroutine with `tools/call work {"ms": workMS}` against url, recording
 // into the loadRun's Metrics and stopping at its Stop.
-func startEngine(ctx context.Context, e *Env, s *Scope, url string, workMS, vus int,
+func startEngine(ctx context.Context, hc *http.Client, s *Scope, url string, workMS, vus int,
 	run func(context.Context, load.Exec, ...load.Option) error) *loadRun {
-	exec := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": workMS}, nil)
+	exec := load.MCPToolCall(hc, url, "work", map[string]any{"ms": workMS}, nil)
 	l := &loadRun{s: s, m: load.NewMetrics(), stopCh: make(chan struct{}), done: make(chan struct{}), vus: vus}
 	go func() {
 		defer close(l.done)
@@ -117,6 +135,22 @@ func (l *loadRun) window() LoadWindow {
 // Wait waits until the load has ended.
 func (l *loadRun) Wait() { <-l.done }
 
+// Done reports whether the load has ended.
+func (l *loadRun) Done() bool {
+	select {
+	case <-l.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// InFlight is the calls started and not yet answered now.
+func (l *loadRun) InFlight() int64 { return l.metrics().Snapshot().InFlight }
+
+// VUs is the VUs alive now.
+func (l *loadRun) VUs() int { return l.metrics().Snapshot().VUs }
+
 // Err is the load's error (nil when it ran its course or was stopped).
 func (l *loadRun) Err() error {
 	l.mu.Lock()
@@ -132,7 +166,8 @@ func callsOf(t map[load.Class]int64) reports.Calls {
 	}
 }
 
-func (l *loadRun) calls() reports.Calls { return callsOf(l.metrics().Totals()) }
+// Calls counts the load's answers by class.
+func (l *loadRun) Calls() reports.Calls { return callsOf(l.metrics().Totals()) }
 
 // reasons lists what the load's calls of class c answered, the most
 // frequent first (for a sharded load, once its shards' results are merged).
@@ -148,22 +183,34 @@ func (l *loadRun) snapshot() (int, reports.Calls) {
 
 func ms(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*10) / 10 }
 
-func (l *loadRun) p95ms() float64 { return ms(l.metrics().Latencies().P95) }
+// P95ms is the 95th percentile of the calls' latency, in milliseconds.
+func (l *loadRun) P95ms() float64 { return ms(l.metrics().Latencies().P95) }
 
 // seconds returns the load's per-second buckets re-based on the scenario's
 // start, joined with the zone sample of that second.
 func (l *loadRun) seconds() []reports.Second {
+	return l.secondsJoined(l.s.Name, l.s.Start, l.s.Samples())
+}
+
+// Seconds returns the load's per-second buckets for scenario, T from start
+// (a target scenario's: its timeline carries the target's readings).
+func (l *loadRun) Seconds(scenario string, start time.Time) []reports.Second {
+	return l.secondsJoined(scenario, start, nil)
+}
+
+// secondsJoined is the load's per-second buckets, T from start, each with
+// the last good sample at or before its second.
+func (l *loadRun) secondsJoined(scenario string, start time.Time, samples []observe.Sample) []reports.Second {
 	m := l.metrics()
-	offset := int(math.Floor(m.Start().Sub(l.s.Start).Seconds()))
-	samples := l.s.Samples()
+	offset := int(math.Floor(m.Start().Sub(start).Seconds()))
 	var out []reports.Second
 	var inFlight int64 // started minus answered, up to the end of each second
 	for _, sec := range m.Seconds() {
 		inFlight += sec.Started - sec.Completed
-		r := reports.Second{Scenario: l.s.Name, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
+		r := reports.Second{Scenario: scenario, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
 			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99), InFlight: inFlight}
 		for _, smp := range samples {
-			if smp.Err == "" && int(math.Floor(smp.At.Sub(l.s.Start).Seconds())) <= r.T {
+			if smp.Err == "" && int(math.Floor(smp.At.Sub(start).Seconds())) <= r.T {
 				r.Count, r.Max, r.Ready = smp.Count, smp.Max, smp.Ready
 			}
 		}

@@ -134,7 +134,7 @@ func TestShardedLoad(t *testing.T) {
 				t.Fatalf("no shard fact in %+v", s.facts)
 			}
 			t.Logf("fact: %s", fact.detail)
-			c := l.calls()
+			c := l.Calls()
 			if tc.dead < 0 {
 				if !fact.ok || l.Err() != nil || c.OK == 0 || !strings.Contains(fact.detail, fmt.Sprintf("calls merged %d = ", c.OK)) {
 					t.Errorf("fact %v %q, err %v, calls %+v", fact.ok, fact.detail, l.Err(), c)

@@ -236,7 +236,7 @@ func ReadinessRouting() Scenario {
 				(rd.RouteInterval + routingSlack + time.Second).Seconds())
 			l.Stop()
 			l.Wait()
-			c := l.calls()
+			c := l.Calls()
 			s.Check("no call failed while a worker was not ready", failedCalls(c) == 0 && c.OK > 0, "%s", callsDetail(c))
 			return l.Err()
 		},

@@ -265,8 +265,8 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	v.DurationS = s.Since(end)
 	var p95s []float64
 	for _, l := range loads {
-		v.Calls.Add(l.calls())
-		p95s = append(p95s, l.p95ms())
+		v.Calls.Add(l.Calls())
+		p95s = append(p95s, l.P95ms())
 		for _, sec := range l.seconds() {
 			s.env.write(reports.KindSecond, sec)
 		}

@@ -27,7 +27,6 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -514,66 +513,6 @@ func (s *TargetScope) finish(runErr error) reports.Verdict {
 	v.Facts = append([]reports.Fact(nil), s.facts...)
 	s.mu.Unlock()
 	return Decide(v, runErr)
-}
-
-// EngineLoad runs lp in this process with the load engine: `tools/call work
-// {"ms": workMS}` to {baseURL}/mcp.
-func EngineLoad(ctx context.Context, hc *http.Client, baseURL string, lp load.Profile, workMS int) TargetLoad {
-	exec := load.MCPToolCall(hc, strings.TrimRight(baseURL, "/")+"/mcp", "work", map[string]any{"ms": workMS}, nil)
-	l := &engineLoad{m: load.NewMetrics(), stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		_, err := load.Run(ctx, lp, exec, load.WithMetrics(l.m), load.WithStop(l.stop))
-		l.mu.Lock()
-		l.err = err
-		l.mu.Unlock()
-	}()
-	return l
-}
-
-type engineLoad struct {
-	m        *load.Metrics
-	stop     chan struct{}
-	stopOnce sync.Once
-	done     chan struct{}
-	mu       sync.Mutex
-	err      error
-}
-
-func (l *engineLoad) InFlight() int64 { return l.m.Snapshot().InFlight }
-func (l *engineLoad) VUs() int        { return l.m.Snapshot().VUs }
-func (l *engineLoad) Stop()           { l.stopOnce.Do(func() { close(l.stop) }) }
-func (l *engineLoad) Wait()           { <-l.done }
-func (l *engineLoad) P95ms() float64  { return ms(l.m.Latencies().P95) }
-func (l *engineLoad) Calls() reports.Calls {
-	return callsOf(l.m.Totals())
-}
-
-func (l *engineLoad) Done() bool {
-	select {
-	case <-l.done:
-		return true
-	default:
-		return false
-	}
-}
-
-func (l *engineLoad) Err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.err
-}
-
-func (l *engineLoad) Seconds(scenario string, start time.Time) []reports.Second {
-	offset := int(math.Floor(l.m.Start().Sub(start).Seconds()))
-	var out []reports.Second
-	var inFlight int64
-	for _, sec := range l.m.Seconds() {
-		inFlight += sec.Started - sec.Completed
-		out = append(out, reports.Second{Scenario: scenario, T: sec.Offset + offset, VUs: sec.VUs, Calls: callsOf(sec.Classes),
-			P50ms: ms(sec.Latencies.P50), P95ms: ms(sec.Latencies.P95), P99ms: ms(sec.Latencies.P99), InFlight: inFlight})
-	}
-	return out
 }
 
 // isTimeout reports a waitFor that ran out of time (not a stopped run).
