@@ -45,17 +45,17 @@ func startLoad(ctx context.Context, e *Env, s *Scope, p load.Profile, workMS int
 	if e.Shards > 1 && e.Sharder != nil {
 		return startShardedLoad(ctx, e, s, p, workMS)
 	}
-	return startLoadAt(ctx, e, s, p, s.MCPURL(), workMS)
+	return startLoadAt(ctx, e.HTTP, s, p, s.MCPURL(), workMS)
 }
 
 // startLoadAt runs profile p in this process against url (an MCP endpoint:
 // the edge's route, or one worker's own /mcp).
-func startLoadAt(ctx context.Context, e *Env, s *Scope, p load.Profile, url string, workMS int) *loadRun {
+func startLoadAt(ctx context.Context, hc *http.Client, s *Scope, p load.Profile, url string, workMS int) *loadRun {
 	vus := 0
 	if p.Executor == load.ExecutorConstantVUs {
 		vus = p.VUs
 	}
-	return startEngine(ctx, e.HTTP, s, url, workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
+	return startEngine(ctx, hc, s, url, workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
 		_, err := load.Run(ctx, p, exec, opts...)
 		return err
 	})
@@ -74,14 +74,7 @@ func startArrivalAt(ctx context.Context, e *Env, s *Scope, p load.ArrivalProfile
 // EngineLoad runs lp in this process with the load engine: `tools/call work
 // {"ms": workMS}` to {baseURL}/mcp.
 func EngineLoad(ctx context.Context, hc *http.Client, baseURL string, lp load.Profile, workMS int) TargetLoad {
-	vus := 0
-	if lp.Executor == load.ExecutorConstantVUs {
-		vus = lp.VUs
-	}
-	return startEngine(ctx, hc, nil, strings.TrimRight(baseURL, "/")+"/mcp", workMS, vus, func(ctx context.Context, exec load.Exec, opts ...load.Option) error {
-		_, err := load.Run(ctx, lp, exec, opts...)
-		return err
-	})
+	return startLoadAt(ctx, hc, nil, lp, strings.TrimRight(baseURL, "/")+"/mcp", workMS)
 }
 
 // startEngine starts run (one of the load engine's executors) on a

@@ -533,7 +533,7 @@ func UnevenLoad() Scenario {
 // this process, counted in the scenario's calls. The in-flight watch is not
 // started: the load is uneven on purpose.
 func (s *Scope) loadDirect(ctx context.Context, lp load.Profile, url string, workMS int) *loadRun {
-	return s.addLoad(startLoadAt(ctx, s.env, s, lp, url, workMS))
+	return s.addLoad(startLoadAt(ctx, s.env.HTTP, s, lp, url, workMS))
 }
 
 // unevenRead is one read of every worker's /metrics in uneven-load.
