@@ -11,7 +11,7 @@
 # the scenarios that did not pass), and the last lines printed count the runs that passed per suite (all
 # rounds in the tally: a second call adds rounds after the first's).
 # Every run is also appended to the ledger, docs/baselines/PLATFORM.tsv (LEDGER overrides it), with its date and
-# the commit it ran (-dirty: with uncommitted changes): commit it, so that runs add up across machines and sessions; the
+# the code it ran (the last commit outside docs/; -dirty: with uncommitted changes): commit it, so that runs add up across machines and sessions; the
 # last lines also count the ledger's runs of this commit.
 # Run it on an idle machine: a CI or a build beside it takes the CPU the time-to-scale bounds are measured against.
 set -u
@@ -26,9 +26,11 @@ tally=$out/tally.tsv
 ledger=${LEDGER:-docs/baselines/$platform.tsv}
 mkdir -p "$(dirname "$ledger")"
 [ -s "$ledger" ] || printf 'date\tcommit\tsuite\texit\tseconds\tnot passed\n' > "$ledger"
-# the commit the binary was built from, -dirty when the tree has other changes than the ledgers
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain -- . ':(exclude)docs/baselines' 2>/dev/null)" ] || commit=$commit-dirty
+# the code the binary was built from: the last commit that changed anything outside docs/ (so committing a
+# ledger or a page does not restart the count), -dirty when the tree has uncommitted changes outside docs/
+commit=$(git log -1 --format=%h -- . ':(exclude)docs' 2>/dev/null)
+[ -n "$commit" ] || commit=unknown
+[ -z "$(git status --porcelain -- . ':(exclude)docs' 2>/dev/null)" ] || commit=$commit-dirty
 # a second call adds rounds after the ones the tally already has
 first=$(awk -F'\t' 'NR > 1 && $1 + 0 > m { m = $1 + 0 } END { print m + 1 }' "$tally")
 # Ctrl-C reaches the running scaleproof too (it writes what it measured); its row is tallied, then the loop ends
