@@ -174,7 +174,7 @@ func (s *Scope) auditShowing(ctx context.Context, to int) ([]consoleclient.Audit
 				return entries, nil
 			}
 		}
-		if pause(ctx, decisionPoll) != nil {
+		if s.pause(ctx, decisionPoll) != nil {
 			break
 		}
 	}

@@ -66,20 +66,20 @@ func NoDoubleExecution() Scenario {
 			lp := load.ConstantVUs(vus, time.Minute)
 			lp.GracefulStop = doubleFreeze + e.Profile.GracefulStop + 5*time.Second
 			l := s.loadProfile(ctx, lp)
-			if err := pause(ctx, time.Second); err != nil {
+			if err := s.pause(ctx, time.Second); err != nil {
 				return err
 			}
 			if err := f.Freeze(ctx, e.Endpoints.Group, s.Zone, ws[0].ID); err != nil {
 				return skip(err)
 			}
-			perr := pause(ctx, doubleFreeze)
+			perr := s.pause(ctx, doubleFreeze)
 			if err := f.Thaw(context.WithoutCancel(ctx), e.Endpoints.Group, s.Zone, ws[0].ID); err != nil {
 				return err
 			}
 			if perr != nil {
 				return perr
 			}
-			if err := pause(ctx, time.Second); err != nil {
+			if err := s.pause(ctx, time.Second); err != nil {
 				return err
 			}
 			l.Stop()
@@ -99,7 +99,7 @@ func NoDoubleExecution() Scenario {
 				if idle || time.Now().After(deadline) {
 					break
 				}
-				if err := pause(ctx, 200*time.Millisecond); err != nil {
+				if err := s.pause(ctx, 200*time.Millisecond); err != nil {
 					return err
 				}
 			}

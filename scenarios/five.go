@@ -261,7 +261,7 @@ func Sustained() Scenario {
 				return err
 			}
 			s.Phase(fmt.Sprintf("hold at %d for %s", e.Profile.Max, e.Profile.SustainHold))
-			if err := pause(ctx, e.Profile.SustainHold); err != nil {
+			if err := s.pause(ctx, e.Profile.SustainHold); err != nil {
 				return err
 			}
 			s.Phase("load stops")
@@ -348,7 +348,7 @@ func MaxLowered() Scenario {
 			}
 			s.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), found, "%s, %d entries", httpDetail(st, err), len(entries))
 			s.Phase(fmt.Sprintf("load on for %s at max 1", e.Profile.LoweredHold))
-			if err := pause(ctx, e.Profile.LoweredHold); err != nil {
+			if err := s.pause(ctx, e.Profile.LoweredHold); err != nil {
 				return err
 			}
 			l.Stop()
@@ -358,15 +358,12 @@ func MaxLowered() Scenario {
 	}
 }
 
-// pause holds a phase for d (a load phase's length, not a synchronisation),
-// returning early with an error when ctx ends.
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("%w: %v", errStopped, ctx.Err())
-	case <-t.C:
-		return nil
+// pause holds a phase for d (a load phase's length, not a synchronisation)
+// on the run's clock (Env.Clock), returning early with an error wrapping
+// errStopped when ctx ends.
+func (s *Scope) pause(ctx context.Context, d time.Duration) error {
+	if err := s.env.clock().Sleep(ctx, d); err != nil {
+		return fmt.Errorf("%w: %v", errStopped, err)
 	}
+	return nil
 }

@@ -72,7 +72,7 @@ func Outage() Scenario {
 			// A DOWN would be allowed from the later of the down cooldown's end
 			// and three low rounds; the freeze lasts well past both.
 			downAllowed := changed.Add(e.Profile.DownCooldown)
-			if err := pause(ctx, outageFreeze(e.Profile)); err != nil {
+			if err := s.pause(ctx, outageFreeze(e.Profile)); err != nil {
 				return err
 			}
 			thawAt := time.Now()

@@ -77,7 +77,7 @@ func RatePath() Scenario {
 			reached := up.Count
 			s.Phase(fmt.Sprintf("the same rate for %s at count %d", rateHold(p), reached))
 			holdFrom := time.Now()
-			if err := pause(ctx, rateHold(p)); err != nil {
+			if err := s.pause(ctx, rateHold(p)); err != nil {
 				return err
 			}
 			holdTo := time.Now()

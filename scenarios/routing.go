@@ -113,7 +113,7 @@ func ReadinessRouting() Scenario {
 			lp.GracefulStop = callLen + e.Profile.GracefulStop + 5*time.Second
 			s.Phase(fmt.Sprintf("%d VUs of %d ms calls; count 2 → 3 under the load: the new worker gets no call before it is ready", vus, routingCallMS))
 			l := s.loadWork(ctx, lp, routingCallMS)
-			if err := pause(ctx, callLen+2*routingPoll); err != nil {
+			if err := s.pause(ctx, callLen+2*routingPoll); err != nil {
 				return err
 			}
 			// The zone's mean in-flight is over the step-up threshold at 2:
@@ -128,7 +128,7 @@ func ReadinessRouting() Scenario {
 				return err
 			}
 			// One more round of the watch after every worker is ready.
-			if err := pause(ctx, 2*routingPoll); err != nil {
+			if err := s.pause(ctx, 2*routingPoll); err != nil {
 				return err
 			}
 			stopWatch()
@@ -153,7 +153,7 @@ func ReadinessRouting() Scenario {
 			if err != nil {
 				return err
 			}
-			if err := pause(ctx, time.Second); err != nil {
+			if err := s.pause(ctx, time.Second); err != nil {
 				return err
 			}
 			v1, err := read(ctx, victim)
@@ -174,21 +174,21 @@ func ReadinessRouting() Scenario {
 				return f.PassReadiness(context.WithoutCancel(ctx), e.Endpoints.Group, s.Zone, victim.ID)
 			}
 			defer func() { _ = passAgain() }()
-			listedAt, err := waitListed(ctx, list, victim.ID, false, rd.ListingLag()+rd.ProbePeriod+10*time.Second)
+			listedAt, err := s.waitListed(ctx, list, victim.ID, false, rd.ListingLag()+rd.ProbePeriod+10*time.Second)
 			if err != nil {
 				return err
 			}
 			// The edge re-reads the listing within its interval; the calls it
 			// sent the worker before then are done a call's length later.
 			cutoff := listedAt.Add(rd.RouteInterval + routingSlack)
-			if err := pause(ctx, time.Until(cutoff.Add(routingCallMS*time.Millisecond))); err != nil {
+			if err := s.pause(ctx, time.Until(cutoff.Add(routingCallMS*time.Millisecond))); err != nil {
 				return err
 			}
 			va, oa, err := readAll(ctx, read, victim, others)
 			if err != nil {
 				return err
 			}
-			if err := pause(ctx, routingHold); err != nil {
+			if err := s.pause(ctx, routingHold); err != nil {
 				return err
 			}
 			vb, ob, err := readAll(ctx, read, victim, others)
@@ -214,7 +214,7 @@ func ReadinessRouting() Scenario {
 				return err
 			}
 			passedAt := time.Now()
-			backAt, err := waitListed(ctx, list, victim.ID, true, rd.ProbePeriod+10*time.Second)
+			backAt, err := s.waitListed(ctx, list, victim.ID, true, rd.ProbePeriod+10*time.Second)
 			if err != nil {
 				return err
 			}
@@ -222,7 +222,7 @@ func ReadinessRouting() Scenario {
 			if err != nil {
 				return err
 			}
-			if err := pause(ctx, rd.RouteInterval+routingSlack+time.Second); err != nil {
+			if err := s.pause(ctx, rd.RouteInterval+routingSlack+time.Second); err != nil {
 				return err
 			}
 			vd, err := read(ctx, victim)
@@ -264,7 +264,7 @@ func readAll(ctx context.Context, read func(context.Context, platform.Worker) (w
 // waitListed polls the zone's listing every routingPoll until worker id is
 // listed with ready, and returns when it first saw it so. It errs when id
 // is not listed any more or after timeout.
-func waitListed(ctx context.Context, list func(context.Context) ([]platform.Worker, error), id string, ready bool,
+func (s *Scope) waitListed(ctx context.Context, list func(context.Context) ([]platform.Worker, error), id string, ready bool,
 	timeout time.Duration) (time.Time, error) {
 	start := time.Now()
 	state := map[bool]string{true: "ready", false: "not ready"}
@@ -289,7 +289,7 @@ func waitListed(ctx context.Context, list func(context.Context) ([]platform.Work
 				return now, fmt.Errorf("worker %s left the zone's listing while the scenario waited for it to be listed %s", id, state[ready])
 			}
 		}
-		if err := pause(ctx, routingPoll); err != nil {
+		if err := s.pause(ctx, routingPoll); err != nil {
 			return now, err
 		}
 	}

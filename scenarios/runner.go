@@ -63,8 +63,18 @@ type Env struct {
 	Sharder   platform.LoadSharder
 	ShardLead time.Duration
 
+	// Clock is the scenarios' time for their phase holds (nil: SystemClock).
+	Clock Clock
+
 	readyz   *observe.Readyz
 	contract ContractSettings // read once per run (contractrun.go)
+}
+
+func (e *Env) clock() Clock {
+	if e.Clock == nil {
+		return systemClock{}
+	}
+	return e.Clock
 }
 
 // Scenario is one named scenario.

@@ -179,7 +179,7 @@ func (w *decisionWatch) next(ctx context.Context, after time.Time, timeout time.
 				return *z.LastDecision, nil
 			}
 		}
-		if err := pause(ctx, decisionPoll); err != nil {
+		if err := w.s.pause(ctx, decisionPoll); err != nil {
 			break
 		}
 	}
@@ -261,14 +261,14 @@ func LowStreakReset() Scenario {
 			}
 			if rest := vus - boot; rest > 0 {
 				// The edge routes to the new worker a discovery after it is ready.
-				if err := pause(ctx, cs.Interval); err != nil {
+				if err := s.pause(ctx, cs.Interval); err != nil {
 					return err
 				}
 				more := lp
 				more.Stages = []load.Stage{{Duration: staggerRamp, Target: rest}, {Duration: lp.Stages[1].Duration, Target: rest}}
 				first = append(first, s.loadWork(ctx, more, streakCallMS))
 			}
-			if err := pause(ctx, time.Until(changed.Add(cs.DownCooldown))); err != nil {
+			if err := s.pause(ctx, time.Until(changed.Add(cs.DownCooldown))); err != nil {
 				return err
 			}
 			w := &decisionWatch{s: s}
@@ -498,7 +498,7 @@ func UnevenLoad() Scenario {
 			start := time.Now()
 			var reads []unevenRead
 			for i := 0; time.Since(start) < hold && i < int(hold/(500*time.Millisecond))+2; i++ {
-				if err := pause(ctx, 500*time.Millisecond); err != nil {
+				if err := s.pause(ctx, 500*time.Millisecond); err != nil {
 					l.Stop()
 					return err
 				}

@@ -128,33 +128,6 @@ func (p TargetProfile) Settings() map[string]string {
 	}
 }
 
-// Clock is the target scenarios' time: every wait of a target scenario is
-// a Sleep on it. SystemClock is the real one; tests pass a fake that
-// advances on Sleep.
-type Clock interface {
-	Now() time.Time
-	// Sleep waits d, or until ctx ends (its error then).
-	Sleep(ctx context.Context, d time.Duration) error
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
-func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
-// SystemClock is the real clock.
-func SystemClock() Clock { return systemClock{} }
-
 // TargetLoad is one load of a target scenario, as the scenarios see it.
 type TargetLoad interface {
 	// InFlight is the calls started and not yet answered now; VUs the
