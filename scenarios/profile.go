@@ -42,6 +42,30 @@ type Profile struct {
 	UpTimeout      time.Duration `json:"up_timeout"`      // longest wait for the count to reach max
 	DownTimeout    time.Duration `json:"down_timeout"`    // longest wait for the count to come back to 1
 	GracefulStop   time.Duration `json:"graceful_stop"`   // k6 gracefulStop for the load's end
+
+	// A target run's (run --target; TargetQuick, TargetPublished; zero in
+	// the console's profiles above). The autoscaler as deployed for the
+	// run: the HPA controller's sync period (kube-controller-manager
+	// --horizontal-pod-autoscaler-sync-period), the metric's resolution
+	// (metrics-server --metric-resolution, or the trigger's polling
+	// interval) and the scale-down stabilization window
+	// (behavior.scaleDown.stabilizationWindowSeconds). They size the waits
+	// and margins, never a verdict's bound.
+	SyncPeriod       time.Duration `json:"sync_period,omitempty"`
+	MetricResolution time.Duration `json:"metric_resolution,omitempty"`
+	Stabilization    time.Duration `json:"stabilization,omitempty"`
+	// CountHold is how long a count set by hand is watched when the
+	// contract says it is kept; SettleTimeout the longest wait for the
+	// count to settle at min before a target scenario (not judged).
+	CountHold     time.Duration `json:"count_hold,omitempty"`
+	SettleTimeout time.Duration `json:"settle_timeout,omitempty"`
+	// SpikeScale scales the post's k6 stages (1: the post's 7 minutes of
+	// load); SpikeVUScale multiplies the spike's VU targets (the post's
+	// 5 → 50 → 100); 0 or 1 keeps them.
+	SpikeScale   float64 `json:"spike_scale,omitempty"`
+	SpikeVUScale float64 `json:"spike_vu_scale,omitempty"`
+	// OutageHold is how long target-outage keeps a worker frozen.
+	OutageHold time.Duration `json:"outage_hold,omitempty"`
 }
 
 // Published is the published load test as run on the clouds.

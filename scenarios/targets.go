@@ -36,49 +36,6 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
-// TargetProfile is the settings of a target run: the cluster's autoscaler
-// settings the waits are sized on (the contracts' bounds are the target's
-// own) and the load's. Durations are wall-clock.
-type TargetProfile struct {
-	Name string `json:"name"`
-	// The autoscaler as deployed for the run: the HPA controller's sync
-	// period (kube-controller-manager --horizontal-pod-autoscaler-sync-period),
-	// the metric's resolution (metrics-server --metric-resolution, or the
-	// trigger's polling interval) and the scale-down stabilization window
-	// (behavior.scaleDown.stabilizationWindowSeconds). They size the waits
-	// and margins, never a verdict's bound.
-	SyncPeriod       time.Duration `json:"sync_period"`
-	MetricResolution time.Duration `json:"metric_resolution"`
-	Stabilization    time.Duration `json:"stabilization"`
-	// The load: VUs of tools/call `work {"ms": WorkMS}` to {LoadURL}/mcp.
-	VUs          int           `json:"vus"`
-	WorkMS       int           `json:"work_ms"`
-	ThinkTime    time.Duration `json:"think_time"`
-	GracefulStop time.Duration `json:"graceful_stop"`
-	// SampleInterval is how often the target is read (and a timeline
-	// point written).
-	SampleInterval time.Duration `json:"sample_interval"`
-	// SustainHold is how long the sustained load stays on once the count
-	// rose; LoweredHold how long the load stays on after max is lowered;
-	// CountHold how long a count set by hand is watched when the contract
-	// says it is kept.
-	SustainHold time.Duration `json:"sustain_hold"`
-	LoweredHold time.Duration `json:"lowered_hold"`
-	CountHold   time.Duration `json:"count_hold"`
-	// UpTimeout is the longest wait for the count to reach 3 under load
-	// (target-max-lowered's precondition); SettleTimeout the longest wait
-	// for the count to settle at min before a scenario (not judged).
-	UpTimeout     time.Duration `json:"up_timeout"`
-	SettleTimeout time.Duration `json:"settle_timeout"`
-	// SpikeScale scales the post's k6 stages (1: the post's 7 minutes of load).
-	SpikeScale float64 `json:"spike_scale"`
-	// SpikeVUScale multiplies the spike's VU targets (the post's 5 → 50
-	// → 100); 0 or 1 keeps them.
-	SpikeVUScale float64 `json:"spike_vu_scale,omitempty"`
-	// OutageHold is how long target-outage keeps a worker frozen.
-	OutageHold time.Duration `json:"outage_hold"`
-}
-
 // TargetQuick is the profile for kind in CI: the controller syncs every
 // 15 s, the metric's resolution is 15 s and the scale-down stabilization
 // window 60 s (the kind overlay's settings); each scenario takes at most
@@ -87,8 +44,8 @@ type TargetProfile struct {
 // workload's CPU cost (50 m a call in flight) then asks for 6 pods, its
 // max, and the queue workload's for 3 queriers at the post's threshold of
 // 4 in flight, while the node keeps its own control plane served.
-func TargetQuick() TargetProfile {
-	return TargetProfile{
+func TargetQuick() Profile {
+	return Profile{
 		Name: "quick", SyncPeriod: 15 * time.Second, MetricResolution: 15 * time.Second, Stabilization: 60 * time.Second,
 		VUs: 12, WorkMS: 200, GracefulStop: 5 * time.Second, SampleInterval: time.Second,
 		SustainHold: 30 * time.Second, LoweredHold: 20 * time.Second, CountHold: 20 * time.Second,
@@ -99,8 +56,8 @@ func TargetQuick() TargetProfile {
 // TargetPublished is the upstream defaults: sync period 15 s, metrics-server
 // resolution 60 s, the default scale-down stabilization window of 300 s,
 // and the post's k6 stages at full length.
-func TargetPublished() TargetProfile {
-	return TargetProfile{
+func TargetPublished() Profile {
+	return Profile{
 		Name: "published", SyncPeriod: 15 * time.Second, MetricResolution: 60 * time.Second, Stabilization: 300 * time.Second,
 		VUs: 64, WorkMS: 200, GracefulStop: 30 * time.Second, SampleInterval: time.Second,
 		SustainHold: 120 * time.Second, LoweredHold: 60 * time.Second, CountHold: 60 * time.Second,
@@ -109,18 +66,19 @@ func TargetPublished() TargetProfile {
 }
 
 // TargetProfileByName is quick or published.
-func TargetProfileByName(name string) (TargetProfile, error) {
+func TargetProfileByName(name string) (Profile, error) {
 	switch name {
 	case "quick":
 		return TargetQuick(), nil
 	case "published":
 		return TargetPublished(), nil
 	}
-	return TargetProfile{}, fmt.Errorf("profile %q: a target run has the profiles quick and published", name)
+	return Profile{}, fmt.Errorf("profile %q: a target run has the profiles quick and published", name)
 }
 
-// Settings renders the profile for the results file.
-func (p TargetProfile) Settings() map[string]string {
+// TargetSettings renders a target run's profile for the results file (the
+// keys a target run has always written; Settings is the console run's).
+func (p Profile) TargetSettings() map[string]string {
 	return map[string]string{
 		"sync_period": p.SyncPeriod.String(), "metric_resolution": p.MetricResolution.String(),
 		"stabilization": p.Stabilization.String(), "vus": fmt.Sprint(p.VUs), "work_ms": fmt.Sprint(p.WorkMS),
@@ -153,7 +111,7 @@ type LoadStarter func(ctx context.Context, lp load.Profile) TargetLoad
 // TargetEnv is what every target scenario gets.
 type TargetEnv struct {
 	Target  target.Target
-	Profile TargetProfile
+	Profile Profile
 	// LoadURL is the base URL the calls go to ({LoadURL}/mcp).
 	LoadURL string
 	// Clock is the scenarios' time (nil: SystemClock).
@@ -173,7 +131,7 @@ type TargetEnv struct {
 }
 
 // NewTargetEnv builds the env of a target run against ref's load URL.
-func NewTargetEnv(t target.Target, ref *platform.TargetRef, p TargetProfile, w *reports.Writer, log *slog.Logger) *TargetEnv {
+func NewTargetEnv(t target.Target, ref *platform.TargetRef, p Profile, w *reports.Writer, log *slog.Logger) *TargetEnv {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -204,7 +162,7 @@ type TargetScenario struct {
 	// Expected is about how long the scenario runs on p with the
 	// target's contracts c (the progress line's "~N s"), not counting the
 	// wait for the count to settle at min first.
-	Expected func(p TargetProfile, c target.Contracts) time.Duration
+	Expected func(p Profile, c target.Contracts) time.Duration
 	Run      func(ctx context.Context, e *TargetEnv, s *TargetScope) error
 }
 

@@ -23,7 +23,7 @@ func TargetMaxLowered() TargetScenario {
 		Name:  "target-max-lowered",
 		Title: "at 3 under load an admin lowers max to 2: the count follows within the bound; the admin may change the bounds",
 		Facts: []target.Fact{target.FactLoweredMax, target.FactAdminAllowed},
-		Expected: func(p TargetProfile, _ target.Contracts) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 3*p.SyncPeriod + p.MetricResolution + p.LoweredHold
 		},
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {

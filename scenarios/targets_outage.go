@@ -23,7 +23,7 @@ func TargetOutage() TargetScenario {
 		Name:     "target-outage",
 		Title:    "a frozen worker: the count never falls while it cannot answer",
 		Facts:    []target.Fact{target.FactOutageHolds},
-		Expected: func(p TargetProfile, _ target.Contracts) time.Duration { return p.OutageHold },
+		Expected: func(p Profile, _ target.Contracts) time.Duration { return p.OutageHold },
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
 			if !s.applies(target.FactOutageHolds) {
 				return nil

@@ -25,7 +25,7 @@ func TargetRoles() TargetScenario {
 		Name:  "target-roles",
 		Title: "a viewer is refused; a count set by hand is kept or put back as the contract says; the trail names the actor",
 		Facts: []target.Fact{target.FactViewerRefused, target.FactCountSet, target.FactTrailActor},
-		Expected: func(p TargetProfile, _ target.Contracts) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.CountHold + 2*p.SyncPeriod + p.MetricResolution
 		},
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {

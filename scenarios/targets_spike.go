@@ -14,7 +14,7 @@ import (
 // targetSpikeProfile is the post's k6 stages (SpikeStages) scaled by the
 // profile's SpikeScale (times) and SpikeVUScale (VUs): at 1, 5 → 50 VUs over 2 min, 50 for 1 min, two
 // spikes to 100 of 30 s up and 30 s down, 50 → 0 over 2 min (7 min).
-func targetSpikeProfile(p TargetProfile) load.Profile {
+func targetSpikeProfile(p Profile) load.Profile {
 	start, stages := SpikeStartVUs, SpikeStages()
 	if v := p.SpikeVUScale; v > 0 && v != 1 {
 		start = max(1, int(math.Round(float64(start)*v)))
@@ -30,12 +30,12 @@ func targetSpikeProfile(p TargetProfile) load.Profile {
 // backMargin is what FactBackToMin allows past the contract's bound after
 // the load's end: one metric resolution for the signal to show the end and
 // one sync period for the controller to read it.
-func backMargin(p TargetProfile) time.Duration { return p.MetricResolution + p.SyncPeriod }
+func backMargin(p Profile) time.Duration { return p.MetricResolution + p.SyncPeriod }
 
 // backWait is how long after the load's end the count may take to come
 // back to min: the back-to-min contract's Bound when the target promises
 // it (else the profile's stabilization window), plus backMargin.
-func backWait(p TargetProfile, back target.Contract) time.Duration {
+func backWait(p Profile, back target.Contract) time.Duration {
 	if back.Applies {
 		return back.Bound + backMargin(p)
 	}
@@ -59,7 +59,7 @@ func TargetSpike() TargetScenario {
 		Name:  "target-spike",
 		Title: "the k6 stages of Grafana's post (ramp up, hold, two spikes, ramp down): up, within bounds, no early scale-down, back to min",
 		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactNoEarlyScaleDown, target.FactBackToMin},
-		Expected: func(p TargetProfile, c target.Contracts) time.Duration {
+		Expected: func(p Profile, c target.Contracts) time.Duration {
 			return targetSpikeProfile(p).TotalDuration() + backWait(p, c[target.FactBackToMin])
 		},
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {

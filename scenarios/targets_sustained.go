@@ -22,7 +22,7 @@ func TargetSustained() TargetScenario {
 		Name:  "target-sustained",
 		Title: "a steady load above the threshold: scales up within the bound, the count within min and max, every change in the trail",
 		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactTrail},
-		Expected: func(p TargetProfile, _ target.Contracts) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.SyncPeriod + p.MetricResolution + p.SustainHold
 		},
 		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {

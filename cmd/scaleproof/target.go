@@ -168,7 +168,7 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 // console the console's profile the zone it makes is judged under.
 type targetRun struct {
 	list []scenarios.TargetScenario
-	prof scenarios.TargetProfile
+	prof scenarios.Profile
 	// console is set when the target is the reference console (--target
 	// console with the target scenarios): the run's console profile (the
 	// scheduler interval it turns on, the zone's max, the cooldowns when
@@ -325,7 +325,7 @@ func waitZoneServed(ctx context.Context, t target.Target, mcpURL string, timeout
 // count for at most the down cooldown less two sample intervals (a reading
 // and the round that may follow the cooldown's end), never longer than the
 // profile's CountHold.
-func consoleTargetProfile(p scenarios.TargetProfile, s target.ConsoleSettings) scenarios.TargetProfile {
+func consoleTargetProfile(p scenarios.Profile, s target.ConsoleSettings) scenarios.Profile {
 	if hold := s.DownCooldown - 2*p.SampleInterval; hold > 0 && hold < p.CountHold {
 		p.CountHold = hold
 	}
@@ -338,7 +338,7 @@ func consoleTargetProfile(p scenarios.TargetProfile, s target.ConsoleSettings) s
 
 // settings are the target run's settings for the results file.
 func (r *targetRun) settings(spec *platform.TargetSpec) map[string]string {
-	s := r.prof.Settings()
+	s := r.prof.TargetSettings()
 	if spec == nil { // the console
 		s["target"], s["workload"] = string(target.Console), "worker"
 		return s
