@@ -31,3 +31,12 @@ func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
 
 // SystemClock is the real clock.
 func SystemClock() Clock { return systemClock{} }
+
+// clockOrSystem is c, or the system clock when c is nil (an Env's or a
+// TargetEnv's unset Clock).
+func clockOrSystem(c Clock) Clock {
+	if c == nil {
+		return systemClock{}
+	}
+	return c
+}

@@ -70,12 +70,7 @@ type Env struct {
 	contract ContractSettings // read once per run (contractrun.go)
 }
 
-func (e *Env) clock() Clock {
-	if e.Clock == nil {
-		return systemClock{}
-	}
-	return e.Clock
-}
+func (e *Env) clock() Clock { return clockOrSystem(e.Clock) }
 
 // Scenario is one named scenario.
 type Scenario struct {

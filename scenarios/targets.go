@@ -144,12 +144,7 @@ func NewTargetEnv(t target.Target, ref *platform.TargetRef, p Profile, w *report
 	return e
 }
 
-func (e *TargetEnv) clock() Clock {
-	if e.Clock == nil {
-		return systemClock{}
-	}
-	return e.Clock
-}
+func (e *TargetEnv) clock() Clock { return clockOrSystem(e.Clock) }
 
 func (e *TargetEnv) write(kind string, v any) { writeRecord(e.Results, e.Log, kind, v) }
 
