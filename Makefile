@@ -150,6 +150,11 @@ e2e: deps-kind kind-node-image keda-images ## on kind: the five scenarios (run -
 	@rc=0; $(E2E_CONSOLE) $(E2E_TARGETS) \
 	echo "make e2e: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
 
+.PHONY: e2e-console
+e2e-console: deps-kind kind-node-image ## on kind: only the console part of make e2e: the five scenarios over 3 load pods, sustained with a canary, the ginkgo specs and the clouds on kind (needs no add-on images)
+	@rc=0; $(E2E_CONSOLE) \
+	echo "make e2e-console: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
+
 .PHONY: e2e-targets
 e2e-targets: deps-kind kind-node-image keda-images ## on kind: only the target part of make e2e: --target hpa, --target keda --workload queue, and their e2e-framework specs (./e2e/targets/)
 	@rc=0; $(E2E_TARGETS) \
