@@ -220,18 +220,10 @@ type TargetScope struct {
 
 	mu      sync.Mutex
 	phase   string
-	samples []targetSample
+	samples []target.Sample
 	facts   []reports.Fact
 	loads   []TargetLoad
 	load    TargetLoad // the load running now (its in-flight goes in the timeline)
-}
-
-// targetSample is one reading of the target; Err is set when it failed.
-type targetSample struct {
-	target.State
-	InFlight int64
-	VUs      int
-	Err      string
 }
 
 // Since is seconds from the scenario's start to t (0.1 s resolution).
@@ -285,12 +277,12 @@ func (s *TargetScope) check(f target.Fact, ok bool, format string, args ...any) 
 
 // sample reads the target once, records the reading and its timeline
 // point, and returns it.
-func (s *TargetScope) sample(ctx context.Context) targetSample {
+func (s *TargetScope) sample(ctx context.Context) target.Sample {
 	st, err := s.env.Target.State(ctx)
 	s.mu.Lock()
 	l := s.load
 	s.mu.Unlock()
-	smp := targetSample{State: st}
+	smp := target.SampleOf(st)
 	if smp.At.IsZero() {
 		smp.At = s.now()
 	}
@@ -323,11 +315,11 @@ var errTimeout = errors.New("timed out")
 // reading (returned) or timeout has passed (errTimeout wrapped with what),
 // at most timeout ÷ interval + 2 readings. The first reading is taken at
 // once.
-func (s *TargetScope) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(targetSample) bool) (targetSample, error) {
+func (s *TargetScope) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error) {
 	start := s.now()
 	iv := s.env.Profile.SampleInterval
 	n := int(timeout/iv) + 2
-	var last targetSample
+	var last target.Sample
 	for i := 0; i < n; i++ {
 		last = s.sample(ctx)
 		if last.Err == "" && cond(last) {
@@ -353,7 +345,7 @@ func semiSuffix(e string) string {
 
 // hold samples for d (every sample interval), or until stop returns true.
 func (s *TargetScope) hold(ctx context.Context, d time.Duration, stop func() bool) error {
-	_, err := s.waitFor(ctx, "the hold's end", d, func(targetSample) bool { return stop != nil && stop() })
+	_, err := s.waitFor(ctx, "the hold's end", d, func(target.Sample) bool { return stop != nil && stop() })
 	if errors.Is(err, errTimeout) {
 		return nil
 	}
@@ -396,15 +388,15 @@ func (s *TargetScope) settle(ctx context.Context) error {
 		wait = max(wait, c.Bound+backMargin(s.env.Profile))
 	}
 	_, err := s.waitFor(ctx, "the count to settle at min before the scenario", wait,
-		func(x targetSample) bool { return x.Count == x.Min })
+		func(x target.Sample) bool { return x.Count == x.Min })
 	return err
 }
 
 // good returns the readings that did not fail, from `from` on.
-func (s *TargetScope) good(from time.Time) []targetSample {
+func (s *TargetScope) good(from time.Time) []target.Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []targetSample
+	var out []target.Sample
 	for _, x := range s.samples {
 		if x.Err == "" && !x.At.Before(from) {
 			out = append(out, x)

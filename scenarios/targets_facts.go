@@ -14,7 +14,7 @@ import (
 
 // outOfBounds lists the readings whose count is outside the bounds that
 // reading shows (FactWithinBounds: min <= count <= max at every reading).
-func outOfBounds(samples []targetSample, from time.Time) []string {
+func outOfBounds(samples []target.Sample, from time.Time) []string {
 	var bad []string
 	for _, x := range samples {
 		if x.Count < x.Min || x.Count > x.Max {
@@ -31,7 +31,7 @@ type countChange struct {
 }
 
 // countChanges are the changes of the count the readings saw.
-func countChanges(samples []targetSample) []countChange {
+func countChanges(samples []target.Sample) []countChange {
 	var out []countChange
 	for i := 1; i < len(samples); i++ {
 		if p, x := samples[i-1], samples[i]; x.Count != p.Count {
@@ -87,7 +87,7 @@ type stageAt struct {
 // before them, or before any drop at all (FactNoEarlyScaleDown). A step is
 // timed at the reading that saw it, the latest it can have happened, so a
 // step is never called early by the sampling's delay.
-func earlyScaleDowns(samples []targetSample, drops []time.Time, bound time.Duration, from time.Time) []string {
+func earlyScaleDowns(samples []target.Sample, drops []time.Time, bound time.Duration, from time.Time) []string {
 	var bad []string
 	for _, c := range countChanges(samples) {
 		if c.To >= c.From {
@@ -111,13 +111,13 @@ func earlyScaleDowns(samples []targetSample, drops []time.Time, bound time.Durat
 }
 
 // firstAbove is the first reading at or after t with count above min.
-func firstAbove(samples []targetSample, t time.Time) (targetSample, bool) {
+func firstAbove(samples []target.Sample, t time.Time) (target.Sample, bool) {
 	for _, x := range samples {
 		if !x.At.Before(t) && x.Count > x.Min {
 			return x, true
 		}
 	}
-	return targetSample{}, false
+	return target.Sample{}, false
 }
 
 // upTolerance is the HPA's default tolerance: a ratio of metric to target
@@ -130,20 +130,20 @@ const upTolerance = 0.1
 // target by more than upTolerance: the moment a scale-up is asked for,
 // which the contracts count their bound from. ok is false when no reading
 // shows a metric and its target (the console shows none).
-func metricOver(samples []targetSample, t time.Time) (targetSample, bool) {
+func metricOver(samples []target.Sample, t time.Time) (target.Sample, bool) {
 	for _, x := range samples {
 		if !x.At.Before(t) && x.HasMetric && x.MetricTarget > 0 && x.Metric > x.MetricTarget*(1+upTolerance) {
 			return x, true
 		}
 	}
-	return targetSample{}, false
+	return target.Sample{}, false
 }
 
 // scaleUpFrom is when a scale-up's bound starts: the first reading of the
 // metric above its target at or after t when the target shows one, no
 // later than up (the reading that saw the count rise), else t itself. what
 // says which, for the fact's detail.
-func scaleUpFrom(samples []targetSample, t time.Time, up targetSample) (time.Time, string) {
+func scaleUpFrom(samples []target.Sample, t time.Time, up target.Sample) (time.Time, string) {
 	if m, ok := metricOver(samples, t); ok && !m.At.After(up.At) {
 		return m.At, fmt.Sprintf("the autoscaler read its metric above its target (%.4g > %.4g)", m.Metric, m.MetricTarget)
 	}

@@ -40,7 +40,7 @@ func TargetMaxLowered() TargetScenario {
 			s.Phase(fmt.Sprintf("load of %d VUs until the count is 3", e.Profile.VUs))
 			l := s.startLoad(ctx, s.constantLoad(e.Profile.UpTimeout+c.Bound+e.Profile.LoweredHold+4*iv))
 			if _, err := s.waitFor(ctx, "the count at 3 or more under load", e.Profile.UpTimeout,
-				func(x targetSample) bool { return x.Count >= 3 }); err != nil {
+				func(x target.Sample) bool { return x.Count >= 3 }); err != nil {
 				return err
 			}
 			restored := false
@@ -82,7 +82,7 @@ func TargetMaxLowered() TargetScenario {
 // the contract's bound, then holds the load and checks it stays there.
 func judgeLoweredMax(ctx context.Context, e *TargetEnv, s *TargetScope, c target.Contract, at time.Time) error {
 	iv := e.Profile.SampleInterval
-	var x targetSample
+	var x target.Sample
 	var err error
 	within := "at the next reading"
 	if c.Bound == 0 {
@@ -95,7 +95,7 @@ func judgeLoweredMax(ctx context.Context, e *TargetEnv, s *TargetScope, c target
 		}
 	} else {
 		within = fmt.Sprintf("within %s (sampled every %s)", c.Bound, iv)
-		x, err = s.waitFor(ctx, fmt.Sprintf("the count at most %d", loweredMax), c.Bound+iv, func(x targetSample) bool { return x.Count <= loweredMax })
+		x, err = s.waitFor(ctx, fmt.Sprintf("the count at most %d", loweredMax), c.Bound+iv, func(x target.Sample) bool { return x.Count <= loweredMax })
 		if err != nil && !isTimeout(err) {
 			return err
 		}

@@ -86,7 +86,7 @@ func TargetRoles() TargetScenario {
 
 // countSet judges FactCountSet: an admin sets the count to min + 2; a
 // contract with a Bound means "put back within Bound", one without "kept".
-func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before targetSample) error {
+func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before target.Sample) error {
 	c := s.contract(target.FactCountSet)
 	want := before.Min + 2
 	if want > before.Max {
@@ -108,7 +108,7 @@ func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before targetSa
 		// change (its desiredReplicas then, with no load); not the status's
 		// desiredReplicas, which reads 0 before a new HPA's first sync
 		x, err := s.waitFor(ctx, fmt.Sprintf("the count back at %d, the autoscaler's before the change", before.Count), c.Bound+iv,
-			func(x targetSample) bool { return x.Count == before.Count })
+			func(x target.Sample) bool { return x.Count == before.Count })
 		if err != nil && !isTimeout(err) {
 			return err
 		}
@@ -116,7 +116,7 @@ func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before targetSa
 			want, errOr(err, "back at %d %.1f s later", x.Count, x.At.Sub(setAt).Seconds()), c.Bound, iv)
 		return nil
 	}
-	x, err := s.waitFor(ctx, "the hold's end", e.Profile.CountHold, func(x targetSample) bool { return x.Count != want })
+	x, err := s.waitFor(ctx, "the hold's end", e.Profile.CountHold, func(x target.Sample) bool { return x.Count != want })
 	if err != nil && !isTimeout(err) {
 		return err
 	}
@@ -133,9 +133,9 @@ func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before targetSa
 }
 
 // next waits one sample interval and reads the target.
-func (s *TargetScope) next(ctx context.Context) (targetSample, error) {
+func (s *TargetScope) next(ctx context.Context) (target.Sample, error) {
 	if err := s.env.clock().Sleep(ctx, s.env.Profile.SampleInterval); err != nil {
-		return targetSample{}, err
+		return target.Sample{}, err
 	}
 	x := s.sample(ctx)
 	if x.Err != "" {

@@ -95,10 +95,10 @@ func TargetSpike() TargetScenario {
 			}
 			end := from.Add(total)
 			s.Phase("load ended: waiting for the count to come back to min")
-			var back targetSample
+			var back target.Sample
 			var backErr error
 			if left := end.Add(backWait(p, s.contract(target.FactBackToMin))).Sub(s.now()); left > 0 {
-				back, backErr = s.waitFor(ctx, "the count back at min", left, func(x targetSample) bool { return x.Count == x.Min })
+				back, backErr = s.waitFor(ctx, "the count back at min", left, func(x target.Sample) bool { return x.Count == x.Min })
 			} else {
 				back = s.sample(ctx)
 				if back.Err != "" || back.Count != back.Min {

@@ -39,7 +39,7 @@ func TargetSustained() TargetScenario {
 			s.Phase(fmt.Sprintf("steady load of %d VUs", e.Profile.VUs))
 			from := s.now()
 			l := s.startLoad(ctx, s.constantLoad(up+e.Profile.SustainHold+2*iv))
-			x, err := s.waitFor(ctx, "the count above min under load", up, func(x targetSample) bool { return x.Count > x.Min })
+			x, err := s.waitFor(ctx, "the count above min under load", up, func(x target.Sample) bool { return x.Count > x.Min })
 			if err != nil && !isTimeout(err) {
 				return err
 			}

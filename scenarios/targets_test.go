@@ -249,21 +249,21 @@ func TestEngineLoad(t *testing.T) {
 // shows one no later than the rise; otherwise from the given time.
 func TestScaleUpFrom(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	at := func(s int, m, tg float64, count int) targetSample {
-		return targetSample{State: target.State{At: t0.Add(time.Duration(s) * time.Second), Count: count, Min: 1, Metric: m, MetricTarget: tg, HasMetric: tg > 0}}
+	at := func(s int, m, tg float64, count int) target.Sample {
+		return target.Sample{At: t0.Add(time.Duration(s) * time.Second), Count: count, Min: 1, Metric: m, MetricTarget: tg, HasMetric: tg > 0}
 	}
 	for _, c := range []struct {
 		name    string
-		samples []targetSample
+		samples []target.Sample
 		up      int
 		want    int
 	}{
-		{"no metric: from the load's start", []targetSample{at(0, 0, 0, 1), at(5, 0, 0, 1), at(9, 0, 0, 2)}, 9, 0},
-		{"within the tolerance is not over", []targetSample{at(0, 105, 100, 1), at(12, 160, 100, 1), at(20, 160, 100, 3)}, 20, 12},
-		{"metric read late: from that reading", []targetSample{at(0, 0, 100, 1), at(30, 300, 100, 1), at(40, 300, 100, 4)}, 40, 30},
-		{"metric over only after the rise: from the start", []targetSample{at(0, 0, 4, 1), at(10, 0, 4, 2), at(15, 9, 4, 2)}, 10, 0},
+		{"no metric: from the load's start", []target.Sample{at(0, 0, 0, 1), at(5, 0, 0, 1), at(9, 0, 0, 2)}, 9, 0},
+		{"within the tolerance is not over", []target.Sample{at(0, 105, 100, 1), at(12, 160, 100, 1), at(20, 160, 100, 3)}, 20, 12},
+		{"metric read late: from that reading", []target.Sample{at(0, 0, 100, 1), at(30, 300, 100, 1), at(40, 300, 100, 4)}, 40, 30},
+		{"metric over only after the rise: from the start", []target.Sample{at(0, 0, 4, 1), at(10, 0, 4, 2), at(15, 9, 4, 2)}, 10, 0},
 	} {
-		var up targetSample
+		var up target.Sample
 		for _, x := range c.samples {
 			if x.At.Equal(t0.Add(time.Duration(c.up) * time.Second)) {
 				up = x

@@ -65,7 +65,7 @@ var rules = []rule{
 		but:  []string{"autoscaler/api"}},
 	{pkg: "scenarios/load", where: "scenarios/load/doc.go", links: true, only: []string{}, deny: []string{"scenarios", "reports/...", "autoscaler/..."}},
 	{pkg: "scenarios/consoleclient", where: "scenarios/consoleclient/client.go", only: []string{"autoscaler/api"}},
-	{pkg: "scenarios/observe", where: "scenarios/observe/observe.go", only: []string{"scenarios/consoleclient"}},
+	{pkg: "scenarios/observe", where: "scenarios/observe/observe.go", only: []string{"scenarios/consoleclient", "scenarios/target"}},
 	{pkg: "scenarios/target", where: "scenarios/target/target.go", links: true, deny: []string{"scenarios", "k8s.io/..."}},
 	{pkg: "scenarios/target/kube", where: "scenarios/target/kube/doc.go", links: true, deny: []string{"scenarios"}},
 	{pkg: "scenarios/platform", where: "scenarios/platform/platform.go", links: true, deny: []string{"scenarios"}},

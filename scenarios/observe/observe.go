@@ -4,7 +4,7 @@
 // event-driven on the sample stream (e2e-framework's wait.For shape), never
 // sleeps.
 //
-// Must not import scenarios/ (only scenarios/consoleclient).
+// Must not import scenarios/ (only scenarios/consoleclient and scenarios/target).
 package observe
 
 import (
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // ReadyzFailure is one /readyz poll that was not 200 within the timeout.
@@ -93,19 +94,9 @@ func (r *Readyz) Stats() (int, []ReadyzFailure) {
 	return r.polls, append([]ReadyzFailure(nil), r.failures...)
 }
 
-// Sample is one observation of a zone.
-type Sample struct {
-	At       time.Time `json:"at"`
-	Count    int       `json:"count"`
-	Max      int       `json:"max_count"`
-	Ready    int       `json:"ready"`
-	Decision string    `json:"decision,omitempty"` // "up 1->3: reason"
-	Err      string    `json:"err,omitempty"`      // the sample failed (Count etc. are then the last known)
-	// Change is the zone's last change of count, "set 3->1: max lowered to 1
-	// by ops" (empty when the console does not report it): a hold after a
-	// forced change replaces Decision but not Change.
-	Change string `json:"change,omitempty"`
-}
+// Sample is one observation of a zone: the one sample type every target's
+// readings share (target.Sample).
+type Sample = target.Sample
 
 // Zone samples one zone with an admin key.
 type Zone struct {

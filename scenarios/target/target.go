@@ -91,6 +91,43 @@ type State struct {
 	MetricTarget float64 `json:"metric_target,omitempty"`
 }
 
+// Sample is one reading of the scale target as a scenario records it, on
+// any target: the State's numbers, what the autoscaler says it decided when
+// it says so (the console does; an HPA's decisions are in its trail), and,
+// while a load runs, its in-flight calls and VUs. Err is set when the
+// reading failed; the numbers are then the last known ones. The JSON is the
+// results' "sample_raw" record's sample (reports.Sample): its first seven
+// keys are the console's, the rest are left out when zero.
+type Sample struct {
+	At    time.Time `json:"at"`
+	Count int       `json:"count"`
+	Max   int       `json:"max_count"`
+	Ready int       `json:"ready"`
+	// Decision is the autoscaler's last decision in its own words,
+	// "up 1->3: reason" (the console's zone); empty when it reports none.
+	Decision string `json:"decision,omitempty"`
+	Err      string `json:"err,omitempty"`
+	// Change is the last change of count, "set 3->1: max lowered to 1 by
+	// ops" (the console's zone; empty when not reported): a hold after a
+	// forced change replaces Decision but not Change.
+	Change       string  `json:"change,omitempty"`
+	Desired      int     `json:"desired,omitempty"`
+	Min          int     `json:"min,omitempty"`
+	Metric       float64 `json:"metric,omitempty"`
+	HasMetric    bool    `json:"has_metric,omitempty"`
+	MetricTarget float64 `json:"metric_target,omitempty"`
+	// InFlight and VUs are the running load's calls in flight and virtual
+	// users when the reading was taken (0 without a load).
+	InFlight int64 `json:"in_flight,omitempty"`
+	VUs      int   `json:"vus,omitempty"`
+}
+
+// SampleOf is the sample of one State reading (no load, no error).
+func SampleOf(st State) Sample {
+	return Sample{At: st.At, Count: st.Count, Max: st.Max, Ready: st.Ready, Desired: st.Desired, Min: st.Min,
+		Metric: st.Metric, HasMetric: st.HasMetric, MetricTarget: st.MetricTarget}
+}
+
 // Outcome is how a change asked in a role's name was answered.
 type Outcome struct {
 	// Status is the HTTP status the API answered (200 accepted; 403 the
