@@ -15,6 +15,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // Scope is one scenario's run: its zone, its facts, its sampler and loads.
@@ -130,7 +131,8 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 		return err
 	}
 	s.startStepRounds(ctx)
-	s.sampler = observe.NewZone(e.Console, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone, e.Profile.SampleInterval)
+	zone := target.NewConsoleWith(e.Console, e.Endpoints.Keys, e.Endpoints.Group, s.Zone, target.ConsoleSettings{}, target.ReadAs(e.Endpoints.Keys.SuperAdmin.Key))
+	s.sampler = observe.NewZone(zone.State, e.Endpoints.Group+"/"+s.Zone, e.Profile.SampleInterval)
 	s.sampler.OnSample = func(smp observe.Sample) {
 		e.write(reports.KindSampleRaw, map[string]any{"scenario": s.Name, "t": s.Since(smp.At), "sample": smp})
 		s.progress()

@@ -1,6 +1,7 @@
 // Package observe watches the system under test while a scenario runs: the
 // console's /readyz (every 1 s with a 5 s timeout, Ramen 0.7.5's autoscaling notes, "Load tests") and
-// a zone's count, max, ready and last decision (every 1 s). Waits are
+// a scale target's count, max, ready and last decision (every 1 s), read
+// through target.Target's State. Waits are
 // event-driven on the sample stream (e2e-framework's wait.For shape), never
 // sleeps.
 //
@@ -98,22 +99,24 @@ func (r *Readyz) Stats() (int, []ReadyzFailure) {
 // readings share (target.Sample).
 type Sample = target.Sample
 
-// Zone samples one zone with an admin key.
+// Zone samples one scale target (a console zone, an HPA's Deployment)
+// through its Read.
 type Zone struct {
-	Client      *consoleclient.Client
-	Key         string
-	Group, Name string
-	Interval    time.Duration // 1 s in the published load test
-	OnSample    func(Sample)
+	// Read takes one reading (target.Target's State).
+	Read func(context.Context) (target.State, error)
+	// Name is what the target is called in a wait's error ("g/a").
+	Name     string
+	Interval time.Duration // 1 s in the published load test
+	OnSample func(Sample)
 
 	mu      sync.Mutex
 	samples []Sample
 	changed chan struct{} // closed and replaced on every sample
 }
 
-// NewZone returns a sampler for group/zone.
-func NewZone(c *consoleclient.Client, key, group, zone string, interval time.Duration) *Zone {
-	return &Zone{Client: c, Key: key, Group: group, Name: zone, Interval: interval, changed: make(chan struct{})}
+// NewZone returns a sampler reading through read every interval.
+func NewZone(read func(context.Context) (target.State, error), name string, interval time.Duration) *Zone {
+	return &Zone{Read: read, Name: name, Interval: interval, changed: make(chan struct{})}
 }
 
 // Run samples until ctx ends; the first sample is taken at once.
@@ -137,35 +140,20 @@ func (z *Zone) Run(ctx context.Context) {
 // SampleNow takes one sample, records it, and calls OnSample (outside the
 // sampler's lock, so the callback may read the sampler).
 func (z *Zone) SampleNow(ctx context.Context) Sample {
-	zi, st, err := z.Client.GetZone(ctx, z.Key, z.Group, z.Name)
-	s := Sample{At: time.Now()}
-	if ctx.Err() != nil && (err != nil || st != 200) {
-		s.Err = "cancelled"
-		return s // cancelled mid-request: not a sample
+	st, err := z.Read(ctx)
+	if err != nil && ctx.Err() != nil {
+		return Sample{At: time.Now(), Err: "cancelled"} // cancelled mid-request: not a sample
+	}
+	s := target.SampleOf(st)
+	if s.At.IsZero() {
+		s.At = time.Now()
 	}
 	z.mu.Lock()
-	if n := len(z.samples); n > 0 {
-		last := z.samples[n-1]
-		s.Count, s.Max, s.Ready = last.Count, last.Max, last.Ready
-	}
-	switch {
-	case err != nil:
-		s.Err = err.Error()
-	case st != 200:
-		s.Err = fmt.Sprintf("HTTP %d", st)
-	default:
-		s.Count = zi.Count
-		if zi.MaxCount != nil {
-			s.Max = *zi.MaxCount
-		}
-		if zi.Ready != nil {
-			s.Ready = *zi.Ready
-		}
-		if d := zi.LastDecision; d != nil && d.Action != "" {
-			s.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
-		}
-		if d := zi.LastScale; d != nil && d.Action != "" {
-			s.Change = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+	if err != nil {
+		s = Sample{At: time.Now(), Err: err.Error()}
+		if n := len(z.samples); n > 0 {
+			last := z.samples[n-1]
+			s.Count, s.Max, s.Ready, s.Desired, s.Min = last.Count, last.Max, last.Ready, last.Desired, last.Min
 		}
 	}
 	z.samples = append(z.samples, s)
@@ -208,8 +196,8 @@ func (z *Zone) WaitFor(ctx context.Context, what string, timeout time.Duration, 
 	for {
 		select {
 		case <-ctx.Done():
-			return z.Last(), fmt.Errorf("%s for %s in %s/%s: last sample count=%d max=%d ready=%d",
-				Waited(time.Since(start), timeout, ctx.Err()), what, z.Group, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready)
+			return z.Last(), fmt.Errorf("%s for %s in %s: last sample count=%d max=%d ready=%d",
+				Waited(time.Since(start), timeout, ctx.Err()), what, z.Name, z.Last().Count, z.Last().Max, z.Last().Ready)
 		case <-ch:
 		}
 		z.mu.Lock()

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -49,6 +51,12 @@ func newFake(t *testing.T) (*fakeConsole, *consoleclient.Client) {
 	return f, consoleclient.New(srv.URL, 2*time.Second)
 }
 
+// zoneReader reads zone g/a of the console c with key, as the scenarios'
+// sampler does (through the console target).
+func zoneReader(c *consoleclient.Client, key string) func(context.Context) (target.State, error) {
+	return target.NewConsoleWith(c, platform.Keys{}, "g", "a", target.ConsoleSettings{}, target.ReadAs(key)).State
+}
+
 func TestSampleNow(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -58,13 +66,13 @@ func TestSampleNow(t *testing.T) {
 		wantDesc string
 	}{
 		{"admin sees count, max, ready, decision", "admin", "", 2, "up 1->3: mean in-flight 100%"},
-		{"bad key is a failed sample keeping the last values", "nope", "HTTP 401", 0, ""},
+		{"bad key is a failed sample keeping the last values", "nope", "read zone g/a: status 401", 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f, c := newFake(t)
 			f.count.Store(2)
-			z := NewZone(c, tc.key, "g", "a", time.Second)
+			z := NewZone(zoneReader(c, tc.key), "g/a", time.Second)
 			s := z.SampleNow(context.Background())
 			if s.Err != tc.wantErr || s.Count != tc.wantCnt || s.Decision != tc.wantDesc {
 				t.Fatalf("sample %+v, want err %q count %d decision %q", s, tc.wantErr, tc.wantCnt, tc.wantDesc)
@@ -79,7 +87,7 @@ func TestSampleNow(t *testing.T) {
 // The OnSample callback may read the sampler (a deadlock once).
 func TestOnSampleMayReadTheSampler(t *testing.T) {
 	_, c := newFake(t)
-	z := NewZone(c, "admin", "g", "a", time.Second)
+	z := NewZone(zoneReader(c, "admin"), "g/a", time.Second)
 	var seen atomic.Int64
 	z.OnSample = func(Sample) { seen.Store(int64(len(z.Samples())) + int64(z.Last().Count)) }
 	z.SampleNow(context.Background())
@@ -90,7 +98,7 @@ func TestOnSampleMayReadTheSampler(t *testing.T) {
 
 func TestWaitFor(t *testing.T) {
 	f, c := newFake(t)
-	z := NewZone(c, "admin", "g", "a", 10*time.Millisecond)
+	z := NewZone(zoneReader(c, "admin"), "g/a", 10*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); z.Run(ctx) }()

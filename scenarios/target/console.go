@@ -72,6 +72,7 @@ func (s ConsoleSettings) filled() ConsoleSettings {
 type consoleTarget struct {
 	c           *consoleclient.Client
 	keys        platform.Keys
+	readKey     string // State's key (the group admin's unless ReadAs)
 	group, zone string
 	now         func() time.Time
 	contracts   Contracts
@@ -88,10 +89,22 @@ func NewConsole(c *consoleclient.Client, keys platform.Keys, group, zone string)
 }
 
 // NewConsoleWith is NewConsole with the console's own settings (read with
-// ConsoleSettingsFrom) for the contracts' bounds.
-func NewConsoleWith(c *consoleclient.Client, keys platform.Keys, group, zone string, s ConsoleSettings) Target {
-	return &consoleTarget{c: c, keys: keys, group: group, zone: zone, now: time.Now, contracts: consoleContracts(s.filled())}
+// ConsoleSettingsFrom) for the contracts' bounds, and options.
+func NewConsoleWith(c *consoleclient.Client, keys platform.Keys, group, zone string, s ConsoleSettings, opts ...ConsoleOption) Target {
+	t := &consoleTarget{c: c, keys: keys, readKey: keys.GroupAdmin.Key, group: group, zone: zone, now: time.Now, contracts: consoleContracts(s.filled())}
+	for _, o := range opts {
+		o(t)
+	}
+	return t
 }
+
+// ConsoleOption changes how the console target reads or acts.
+type ConsoleOption func(*consoleTarget)
+
+// ReadAs makes State read the zone with key instead of the group
+// admin's (the scenarios' sampler reads as the super admin, whose view no
+// scenario's change to the group's keys can narrow).
+func ReadAs(key string) ConsoleOption { return func(t *consoleTarget) { t.readKey = key } }
 
 func (t *consoleTarget) Kind() Kind           { return Console }
 func (t *consoleTarget) Name() string         { return "zone " + t.group + "/" + t.zone }
@@ -107,13 +120,15 @@ func (t *consoleTarget) key(role Role) (string, error) {
 	return "", fmt.Errorf("role %q: want admin or viewer", role)
 }
 
-// State reads GET …/workers with the group admin's key: count, max_count,
-// ready (Ready 0 when the console does not say); Min is 1 (every zone runs
-// between 1 and its max) and Desired the count (the console has no
-// separate figure). A non-2xx answer is an error with its status.
+// State reads GET …/workers with the group admin's key (or ReadAs's):
+// count, max_count, ready (Ready 0 when the console does not say), the last
+// decision and the last change of count as "action from->to: reason"; Min
+// is 1 (every zone runs between 1 and its max) and Desired the count (the
+// console has no separate figure). A non-2xx answer is an error with its
+// status.
 func (t *consoleTarget) State(ctx context.Context) (State, error) {
 	at := t.now()
-	z, st, err := t.c.GetZone(ctx, t.keys.GroupAdmin.Key, t.group, t.zone)
+	z, st, err := t.c.GetZone(ctx, t.readKey, t.group, t.zone)
 	if err != nil {
 		return State{}, fmt.Errorf("read zone %s/%s: %w", t.group, t.zone, err)
 	}
@@ -128,6 +143,12 @@ func (t *consoleTarget) State(ctx context.Context) (State, error) {
 	}
 	if z.Ready != nil {
 		s.Ready = *z.Ready
+	}
+	if d := z.LastDecision; d != nil && d.Action != "" {
+		s.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+	}
+	if d := z.LastScale; d != nil && d.Action != "" {
+		s.Change = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
 	}
 	return s, nil
 }

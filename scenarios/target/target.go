@@ -89,6 +89,13 @@ type State struct {
 	// value); 0 when unknown. Metric above it (by more than the tolerance)
 	// is what asks for a scale-up.
 	MetricTarget float64 `json:"metric_target,omitempty"`
+	// Decision is the autoscaler's last decision in its own words,
+	// "up 1->3: reason" (the console's zone last_decision); empty when the
+	// target reports none (an HPA's decisions are in its trail).
+	Decision string `json:"decision,omitempty"`
+	// Change is the last change of count, "set 3->1: max lowered to 1 by
+	// ops" (the console's zone last_scale; empty when not reported).
+	Change string `json:"change,omitempty"`
 }
 
 // Sample is one reading of the scale target as a scenario records it, on
@@ -124,8 +131,8 @@ type Sample struct {
 
 // SampleOf is the sample of one State reading (no load, no error).
 func SampleOf(st State) Sample {
-	return Sample{At: st.At, Count: st.Count, Max: st.Max, Ready: st.Ready, Desired: st.Desired, Min: st.Min,
-		Metric: st.Metric, HasMetric: st.HasMetric, MetricTarget: st.MetricTarget}
+	return Sample{At: st.At, Count: st.Count, Max: st.Max, Ready: st.Ready, Decision: st.Decision, Change: st.Change,
+		Desired: st.Desired, Min: st.Min, Metric: st.Metric, HasMetric: st.HasMetric, MetricTarget: st.MetricTarget}
 }
 
 // Outcome is how a change asked in a role's name was answered.

@@ -25,6 +25,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/platform/local"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // group is the group every fault test uses.
@@ -323,7 +324,8 @@ func failed(rs []load.Result) []load.Result {
 
 // sampler samples a zone through the console every 250 ms as the super admin.
 func (r *rig) sampler(zone string) *observe.Zone {
-	z := observe.NewZone(r.cc, r.super(), group, zone, 250*time.Millisecond)
+	read := target.NewConsoleWith(r.cc, platform.Keys{}, group, zone, target.ConsoleSettings{}, target.ReadAs(r.super())).State
+	z := observe.NewZone(read, group+"/"+zone, 250*time.Millisecond)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); z.Run(ctx) }()
