@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -75,13 +76,17 @@ func (p *Platform) Workers(ctx context.Context, group, zone string) ([]platform.
 // pods/proxy subresource (GET /api/v1/namespaces/{ns}/pods/{name}:{port}/
 // proxy/metrics; client-go's ProxyGet). Bounded by 3 s, or ctx's deadline
 // when sooner. The pod's labels are checked the first time it is read. An
-// identity the API server forbids to proxy gets a
-// *platform.NotOfferedError; a pod that is not in the zone, an error.
+// identity the API server forbids to proxy, or an API server that cannot
+// reach the pod (proxyUnreachable), gets a *platform.NotOfferedError: the
+// harness cannot read the worker from where it stands, which says nothing of
+// the system under test. A pod that is not in the zone, or a worker that
+// answers an error of its own, is an error.
 func (p *Platform) WorkerMetrics(ctx context.Context, group, zone, id string) ([]byte, error) {
 	if err := p.workersOffered(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
 	defer cancel()
 	pods := p.kc.CoreV1().Pods(p.cfg.Namespace)
 	key := group + "/" + zone
@@ -110,6 +115,11 @@ func (p *Platform) WorkerMetrics(ctx context.Context, group, zone, id string) ([
 	case apierrors.IsForbidden(err):
 		return nil, &platform.NotOfferedError{Platform: p.cfg.Name, Action: "read a worker's /metrics",
 			Reason: "the API server forbids this identity the pods/proxy subresource: " + err.Error()}
+	case err != nil && parent.Err() == nil && proxyUnreachable(err):
+		return nil, &platform.NotOfferedError{Platform: p.cfg.Name, Action: "read a worker's /metrics",
+			Reason: fmt.Sprintf("the API server cannot reach worker pod %s on port %d through pods/proxy (%v); a firewall "+
+				"between the control plane and the nodes allows only some ports (on GKE private clusters 443 and 10250; on EKS "+
+				"the cluster security group's rules)", id, ctlkube.WorkerPort, err)}
 	case err != nil:
 		return nil, fmt.Errorf("platform %s: worker %s /metrics through the API server: %w", p.cfg.Name, id, err)
 	}
@@ -122,4 +132,29 @@ func (p *Platform) WorkerMetrics(ctx context.Context, group, zone, id string) ([
 		return nil, fmt.Errorf("platform %s: worker %s /metrics: over %d bytes", p.cfg.Name, id, maxMetricsBytes)
 	}
 	return body, nil
+}
+
+// metricsTimeout bounds one WorkerMetrics read.
+const metricsTimeout = 3 * time.Second
+
+// proxyUnreachable reports a pods/proxy error that means the API server did
+// not reach the pod, as opposed to the pod answering an error:
+//   - 503 ServiceUnavailable "error trying to reach service: <dial error>",
+//     which k8s.io/apimachinery's pkg/util/proxy/transport.go (RoundTrip,
+//     v0.37.2) answers when its dial of the pod fails; a Konnectivity
+//     tunnel's failure ("proxy error from … while dialing …", GKE) comes
+//     inside the same message;
+//   - no answer within metricsTimeout: a firewall that drops the API
+//     server's packets to the pod's port leaves its dial waiting (GKE private
+//     clusters open only 443 and 10250 from the control plane to the nodes:
+//     cloud.google.com/kubernetes-engine/docs/how-to/private-clusters, "Adding
+//     firewall rules for specific use cases"; EKS: the cluster security
+//     group, docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
+//
+// A worker's own 503 reaches the harness without the message's prefix.
+func proxyUnreachable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	return apierrors.IsServiceUnavailable(err) && strings.Contains(err.Error(), "error trying to reach service")
 }

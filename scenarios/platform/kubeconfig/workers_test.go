@@ -3,6 +3,7 @@ package kubeconfig
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -58,12 +59,12 @@ func TestWorkers(t *testing.T) {
 	kc := fake.NewClientset(workerPod("w-new", "g", "z", 2, false), workerPod("w-old", "g", "z", 1, true), canary, gone,
 		workerPod("w-other", "g", "other", 1, true), consolePod("console", true))
 	var proxied []string
-	forbid := false
+	var proxyErr error
 	kc.PrependProxyReactor("pods", func(a k8stesting.Action) (bool, restclient.ResponseWrapper, error) {
 		pa := a.(k8stesting.ProxyGetAction)
 		proxied = append(proxied, pa.GetScheme()+" "+pa.GetName()+":"+pa.GetPort()+"/"+pa.GetPath())
-		if forbid {
-			return true, proxyBody{err: apierrors.NewForbidden(schema.GroupResource{Resource: "pods/proxy"}, pa.GetName(), errors.New("no"))}, nil
+		if proxyErr != nil {
+			return true, proxyBody{err: proxyErr}, nil
 		}
 		return true, proxyBody{body: "scaleproof_worker_calls_total 7\n"}, nil
 	})
@@ -85,20 +86,38 @@ func TestWorkers(t *testing.T) {
 		}
 	}
 
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "pods/proxy"}, "w-old", errors.New("no"))
+	// the API server's own answer when its dial of the pod fails
+	// (k8s.io/apimachinery pkg/util/proxy/transport.go), directly and
+	// through a Konnectivity tunnel
+	dialFailed := apierrors.NewServiceUnavailable("error trying to reach service: dial tcp 10.0.0.5:8080: i/o timeout")
+	tunnelFailed := apierrors.NewServiceUnavailable("error trying to reach service: proxy error from 127.0.0.1:8132 while dialing 10.0.0.5:8080, code 503: 503 Service Unavailable")
+	// the worker's own answers, relayed by the proxy
+	workerDown := apierrors.NewGenericServerResponse(503, "get", schema.GroupResource{Resource: "pods"}, "w-old", "draining", 0, true)
+	workerBroken := apierrors.NewGenericServerResponse(500, "get", schema.GroupResource{Resource: "pods"}, "w-old", "metrics broken", 0, true)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
 	for _, c := range []struct {
 		name, id, zone string
-		forbid         bool
+		ctx            context.Context
+		proxyErr       error
 		want           string // "" the body
 		notOffered     bool
 	}{
-		{"a worker of the zone", "w-old", "z", false, "", false},
-		{"a pod of another zone", "w-other", "z", false, "not a worker of g/z", false},
-		{"not a worker", "console", "z", false, "not a worker of g/z", false},
-		{"the proxy forbidden", "w-old", "z", true, "pods/proxy", true},
+		{"a worker of the zone", "w-old", "z", ctx, nil, "", false},
+		{"a pod of another zone", "w-other", "z", ctx, nil, "not a worker of g/z", false},
+		{"not a worker", "console", "z", ctx, nil, "not a worker of g/z", false},
+		{"the proxy forbidden", "w-old", "z", ctx, forbidden, "pods/proxy", true},
+		{"the API server cannot dial the pod", "w-old", "z", ctx, dialFailed, "cannot reach worker pod w-old on port 8080", true},
+		{"the API server's tunnel cannot dial the pod", "w-old", "z", ctx, tunnelFailed, "while dialing", true},
+		{"no answer within the read's bound", "w-old", "z", ctx, fmt.Errorf("stream: %w", context.DeadlineExceeded), "cannot reach", true},
+		{"the worker answers 503 itself", "w-old", "z", ctx, workerDown, "unable to handle the request", false},
+		{"the worker answers 500", "w-old", "z", ctx, workerBroken, "metrics broken", false},
+		{"the caller gave up", "w-old", "z", cancelled, fmt.Errorf("stream: %w", context.Canceled), "canceled", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			proxied, forbid = nil, c.forbid
-			body, err := p.WorkerMetrics(ctx, "g", c.zone, c.id)
+			proxied, proxyErr = nil, c.proxyErr
+			body, err := p.WorkerMetrics(c.ctx, "g", c.zone, c.id)
 			if c.want == "" {
 				if err != nil || string(body) != "scaleproof_worker_calls_total 7\n" {
 					t.Fatalf("WorkerMetrics = %q, %v", body, err)
@@ -124,7 +143,7 @@ func TestWorkers(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, platform.ErrNotOffered) != c.notOffered {
 				t.Fatalf("WorkerMetrics = %v, want %q (not offered: %v)", err, c.want, c.notOffered)
 			}
-			if !c.forbid && len(proxied) != 0 {
+			if c.proxyErr == nil && len(proxied) != 0 {
 				t.Errorf("proxied %v to a pod outside the zone", proxied)
 			}
 		})
