@@ -104,10 +104,12 @@ func (c *Controller) lazyMax(ctx context.Context, e *zoneEntry, actor string) (a
 	e.z.LastDecision = &dd
 	e.st.Count, e.st.LastChange, e.st.LowStreak = to, now, 0
 	e.dirty = false
-	e.publish(nil)
 	c.countDecision(autoscaler.ActionSet)
 	_, err := c.o.Store.Commit([]store.Zone{e.z}, []store.AuditEntry{{At: now, Actor: actor, Group: g, Zone: zn,
 		Action: AuditCount, Tags: map[string]string{"from": itoa(from), "to": itoa(to), "reason": reason}}})
+	// shown once its audit entry is stored, as a round's change is (round.go);
+	// the workers were scaled, so it is shown even when the store failed
+	e.publish(nil)
 	if err != nil {
 		return d, true, fmt.Errorf("round %s/%s: persist count %d: %w: %w", g, zn, to, ErrStore, err)
 	}
