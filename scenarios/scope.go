@@ -156,16 +156,22 @@ func (s *Scope) MCPURL() string {
 	return e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
 }
 
-// waitServed sends single `work {"ms": 0}` calls through the edge until one
-// is ok: the console can see a ready worker up to one discovery interval
-// before the edge routes to it, and a scenario's load must not start in that
-// window (the edge would answer 503). These probe calls are not counted in
-// the scenario's calls. Bounded by timeout; between tries it waits the
-// answer's Retry-After, at most 250 ms.
+// waitServed waits (at most timeout) until the edge serves a call to the
+// scope's zone (WaitServed).
 func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
-	e := s.env
-	url := s.MCPURL()
-	call := load.MCPToolCall(e.HTTP, url, "work", map[string]any{"ms": 0}, nil)
+	return WaitServed(ctx, s.env.HTTP, s.MCPURL(), timeout)
+}
+
+// WaitServed sends single `work {"ms": 0}` calls to the MCP endpoint url
+// (an edge's route to a zone, {EdgeURL}/g/{group}/z/{zone}/mcp) until one is
+// ok: the console can see a ready worker up to one discovery interval
+// before the edge routes to it, and a load must not start in that window
+// (the edge would answer 503). These probe calls are not counted in any
+// scenario's calls. Bounded by timeout; between tries it waits the
+// answer's Retry-After, at least 50 ms and at most 250 ms. The error names
+// the last answer.
+func WaitServed(ctx context.Context, client *http.Client, url string, timeout time.Duration) error {
+	call := load.MCPToolCall(client, url, "work", map[string]any{"ms": 0}, nil)
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -179,8 +185,8 @@ func (s *Scope) waitServed(ctx context.Context, timeout time.Duration) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%s for a first ok call through the edge to %s/%s: last answer %s %d %s",
-				observe.Waited(time.Since(start), timeout, ctx.Err()), e.Endpoints.Group, s.Zone, last.Class, last.Status, last.Err)
+			return fmt.Errorf("%s for a first ok call through the edge to %s: last answer %s %d %s",
+				observe.Waited(time.Since(start), timeout, ctx.Err()), url, last.Class, last.Status, last.Err)
 		case <-t.C:
 		}
 	}

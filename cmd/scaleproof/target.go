@@ -16,7 +16,6 @@ import (
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
-	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 	"github.com/scaleproof/scaleproof/scenarios/target/kube"
@@ -281,42 +280,10 @@ func (r *targetRun) consoleTarget(ctx context.Context, ep platform.Endpoints, sa
 	t := target.NewConsoleWith(c, ep.Keys, ep.Group, r.zone, s)
 	ref := &platform.TargetRef{Kind: string(target.Console), Workload: "worker", Namespace: ep.Group, Deployment: r.zone,
 		LoadURL: strings.TrimRight(ep.EdgeURL, "/") + "/g/" + ep.Group + "/z/" + r.zone}
-	if err := waitZoneServed(ctx, t, ref.LoadURL+"/mcp", 30*time.Second+2*cp.BootDelay); err != nil {
+	if err := scenarios.WaitServed(ctx, &http.Client{Timeout: 5 * time.Second}, ref.LoadURL+"/mcp", 30*time.Second+2*cp.BootDelay); err != nil {
 		return nil, nil, no, fmt.Errorf("zone %s/%s: %w", ep.Group, r.zone, err)
 	}
 	return t, ref, s, nil
-}
-
-// waitZoneServed polls, every 250 ms for at most timeout, until the zone
-// has a ready worker and a tools/call through the edge to mcpURL answers.
-func waitZoneServed(ctx context.Context, t target.Target, mcpURL string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	call := load.MCPToolCall(&http.Client{Timeout: 5 * time.Second}, mcpURL, "work", map[string]any{"ms": 0}, nil)
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	last := "no reading yet"
-	for i := int64(0); i < int64(timeout/(250*time.Millisecond))+2; i++ {
-		st, err := t.State(ctx)
-		switch {
-		case err != nil:
-			last = err.Error()
-		case st.Ready < 1:
-			last = fmt.Sprintf("count %d, ready %d", st.Count, st.Ready)
-		default:
-			res := call(ctx, 0, i)
-			if res.Class == load.ClassOK {
-				return nil
-			}
-			last = fmt.Sprintf("a call through the edge: %s %d %s", res.Class, res.Status, res.Err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("no ready worker answering through the edge within %s: %s", timeout, last)
-		case <-tick.C:
-		}
-	}
-	return fmt.Errorf("no ready worker answering through the edge within %s: %s", timeout, last)
 }
 
 // consoleTargetProfile fits the target profile to the console's settings:
