@@ -120,10 +120,10 @@ func (s *Scope) inPlannedOutage(t time.Time) bool {
 func (s *Scope) forceCount(ctx context.Context, n int) (time.Time, error) {
 	e := s.env
 	if err := s.ensureSibling(ctx); err != nil {
-		return time.Now(), err
+		return s.now(), err
 	}
 	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &n})
-	answered := time.Now()
+	answered := s.now()
 	if err != nil || st != http.StatusOK {
 		return answered, fmt.Errorf("admin PUT count %d: %s", n, httpDetail(st, err))
 	}

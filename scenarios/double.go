@@ -86,7 +86,7 @@ func NoDoubleExecution() Scenario {
 			l.Wait()
 			// The thawed worker finishes late: wait (bounded) until neither has a call in flight.
 			var after []workerMetrics
-			deadline := time.Now().Add(10 * time.Second)
+			deadline := s.now().Add(10 * time.Second)
 			for {
 				after, err = readWorkers(ctx, e, s.Zone, ws)
 				if err != nil {
@@ -96,7 +96,7 @@ func NoDoubleExecution() Scenario {
 				for _, m := range after {
 					idle = idle && m.InFlight == 0
 				}
-				if idle || time.Now().After(deadline) {
+				if idle || s.now().After(deadline) {
 					break
 				}
 				if err := s.pause(ctx, 200*time.Millisecond); err != nil {

@@ -90,10 +90,10 @@ func NearThreshold() Scenario {
 			s.Phase(fmt.Sprintf("steady load: %d VUs for %s on %d replicas", vus, hold, n))
 			lp := load.ConstantVUs(vus, hold)
 			lp.GracefulStop, lp.ThinkTime = e.Profile.GracefulStop, 0
-			start := time.Now()
+			start := s.now()
 			l := s.loadProfile(ctx, lp)
 			l.Wait()
-			end := time.Now()
+			end := s.now()
 			if err := l.Err(); err != nil {
 				return err
 			}

@@ -59,7 +59,7 @@ func Outage() Scenario {
 			if err := f.Freeze(ctx, e.Endpoints.Group, s.Zone, victim.ID); err != nil {
 				return skip(err)
 			}
-			frozeAt := time.Now()
+			frozeAt := s.now()
 			thawed := false
 			thaw := func() error {
 				if thawed {
@@ -75,7 +75,7 @@ func Outage() Scenario {
 			if err := s.pause(ctx, outageFreeze(e.Profile)); err != nil {
 				return err
 			}
-			thawAt := time.Now()
+			thawAt := s.now()
 			entries, err := s.audit(ctx)
 			if err != nil {
 				return err

@@ -64,7 +64,7 @@ func RatePath() Scenario {
 			s.Phase(fmt.Sprintf("%.0f calls/s of %d ms calls (constant arrival rate, at most %d VUs): low in-flight", target, rateCallMS, rateVUs))
 			ap := load.ConstantArrivalRate(target, time.Second, p.UpTimeout+rateHold(p), rateVUs, rateVUs)
 			ap.GracefulStop = p.GracefulStop
-			start := time.Now()
+			start := s.now()
 			l := s.loadArrival(ctx, ap, rateCallMS)
 			upWait := p.UpCooldown + 6*p.SchedulerInterval + 4*p.BootDelay + 10*time.Second
 			up, err := s.WaitFor(ctx, "a step up on the calls-per-second trigger", upWait, func(x observe.Sample) bool { return x.Count >= 2 })
@@ -76,11 +76,11 @@ func RatePath() Scenario {
 			}
 			reached := up.Count
 			s.Phase(fmt.Sprintf("the same rate for %s at count %d", rateHold(p), reached))
-			holdFrom := time.Now()
+			holdFrom := s.now()
 			if err := s.pause(ctx, rateHold(p)); err != nil {
 				return err
 			}
-			holdTo := time.Now()
+			holdTo := s.now()
 			l.Stop()
 			l.Wait()
 			carry := func(count int) float64 { return float64(count-1+canaries) * p.TargetRPS }

@@ -164,7 +164,7 @@ func ReadinessRouting() Scenario {
 			if err != nil {
 				return skip(err)
 			}
-			failedAt := time.Now()
+			failedAt := s.now()
 			passed := false
 			passAgain := func() error {
 				if passed {
@@ -181,7 +181,7 @@ func ReadinessRouting() Scenario {
 			// The edge re-reads the listing within its interval; the calls it
 			// sent the worker before then are done a call's length later.
 			cutoff := listedAt.Add(rd.RouteInterval + routingSlack)
-			if err := s.pause(ctx, time.Until(cutoff.Add(routingCallMS*time.Millisecond))); err != nil {
+			if err := s.pause(ctx, cutoff.Add(routingCallMS*time.Millisecond).Sub(s.now())); err != nil {
 				return err
 			}
 			va, oa, err := readAll(ctx, read, victim, others)
@@ -213,7 +213,7 @@ func ReadinessRouting() Scenario {
 			if err := passAgain(); err != nil {
 				return err
 			}
-			passedAt := time.Now()
+			passedAt := s.now()
 			backAt, err := s.waitListed(ctx, list, victim.ID, true, rd.ProbePeriod+10*time.Second)
 			if err != nil {
 				return err
@@ -266,12 +266,12 @@ func readAll(ctx context.Context, read func(context.Context, platform.Worker) (w
 // is not listed any more or after timeout.
 func (s *Scope) waitListed(ctx context.Context, list func(context.Context) ([]platform.Worker, error), id string, ready bool,
 	timeout time.Duration) (time.Time, error) {
-	start := time.Now()
+	start := s.now()
 	state := map[bool]string{true: "ready", false: "not ready"}
 	last := "not read yet"
-	for time.Since(start) < timeout {
+	for s.now().Sub(start) < timeout {
 		ws, err := list(ctx)
-		now := time.Now()
+		now := s.now()
 		if err != nil {
 			last = err.Error()
 		} else {
@@ -293,7 +293,7 @@ func (s *Scope) waitListed(ctx context.Context, list func(context.Context) ([]pl
 			return now, err
 		}
 	}
-	return time.Now(), fmt.Errorf("%s for worker %s to be listed %s: last %s", observe.Waited(time.Since(start), timeout, nil), id, state[ready], last)
+	return s.now(), fmt.Errorf("%s for worker %s to be listed %s: last %s", observe.Waited(s.now().Sub(start), timeout, nil), id, state[ready], last)
 }
 
 // bootWatch follows the workers that join a zone's listing not ready (booting)

@@ -50,7 +50,7 @@ type Scope struct {
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
-	s := &Scope{Name: sc.Name, Zone: sc.Name + "-" + e.RunTag, Start: time.Now(), env: e}
+	s := &Scope{Name: sc.Name, Zone: sc.Name + "-" + e.RunTag, Start: e.clock().Now(), env: e}
 	if sc.Expected != nil {
 		s.expected = sc.Expected(e.Profile)
 	}
@@ -60,6 +60,9 @@ func newScope(e *Env, sc Scenario) *Scope {
 
 // Since is seconds from the scenario's start to t.
 func (s *Scope) Since(t time.Time) float64 { return math.Round(t.Sub(s.Start).Seconds()*10) / 10 }
+
+// now is the run's clock's time (Env.Clock).
+func (s *Scope) now() time.Time { return s.env.clock().Now() }
 
 // Phase names what the scenario is doing now (progress, logs).
 func (s *Scope) Phase(p string) {
@@ -95,7 +98,7 @@ func (s *Scope) progress() {
 	if s.env.Progress == nil {
 		return
 	}
-	st := Status{Scenario: s.Name, Elapsed: time.Since(s.Start), Expected: s.expected, Shards: s.env.Shards}
+	st := Status{Scenario: s.Name, Elapsed: s.now().Sub(s.Start), Expected: s.expected, Shards: s.env.Shards}
 	s.mu.Lock()
 	st.Phase = s.phase
 	loads := append([]*loadRun(nil), s.loads...)
@@ -264,7 +267,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		s.stopSamp()
 		<-s.sampDone
 	}
-	end := time.Now()
+	end := s.now()
 	v := s.verdict
 	v.Imbalance = s.stopInflightWatch()
 	if warn := v.Imbalance.Warning(); warn != "" {

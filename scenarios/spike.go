@@ -92,7 +92,7 @@ func Spike() Scenario {
 
 			lp := spikeProfile(e.Profile)
 			s.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, lp.TotalDuration()))
-			band.From = time.Now()
+			band.From = s.now()
 			l := s.loadProfile(ctx, lp)
 			l.Wait()
 			if err := l.Err(); err != nil {

@@ -245,7 +245,7 @@ func LowStreakReset() Scenario {
 			// The count and the load at once, so no low round comes
 			// between the change (which resets the low rounds) and the load.
 			st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &n})
-			changed := time.Now()
+			changed := s.now()
 			if err != nil || st != http.StatusOK {
 				return fmt.Errorf("admin PUT count %d: %s", n, httpDetail(st, err))
 			}
@@ -268,14 +268,14 @@ func LowStreakReset() Scenario {
 				more.Stages = []load.Stage{{Duration: staggerRamp, Target: rest}, {Duration: lp.Stages[1].Duration, Target: rest}}
 				first = append(first, s.loadWork(ctx, more, streakCallMS))
 			}
-			if err := s.pause(ctx, time.Until(changed.Add(cs.DownCooldown))); err != nil {
+			if err := s.pause(ctx, changed.Add(cs.DownCooldown).Sub(s.now())); err != nil {
 				return err
 			}
 			w := &decisionWatch{s: s}
 			roundWait := 3*cs.Interval + 5*time.Second
 			// The busy rounds: the first one after the down cooldown, then
 			// the one of the second load. Each is cut right after its round.
-			r, err := w.next(ctx, time.Now(), roundWait)
+			r, err := w.next(ctx, s.now(), roundWait)
 			if err != nil {
 				return skipNoDecision(err)
 			}
@@ -300,7 +300,7 @@ func LowStreakReset() Scenario {
 			if r.Action != "down" {
 				s.Phase(fmt.Sprintf("one busy round: %d VUs again", vus))
 				busy = s.loadWork(ctx, lp, streakCallMS)
-				busyAt := time.Now()
+				busyAt := s.now()
 				var br consoleclient.Decision
 				// A round decided too soon after the load started may have
 				// read it low (a third low round: a step down is then right):
@@ -315,7 +315,7 @@ func LowStreakReset() Scenario {
 					}
 				}
 				busy.Stop()
-				busyCut = time.Now()
+				busyCut = s.now()
 				busy.Wait()
 				switch {
 				case !br.At.IsZero():
@@ -490,14 +490,14 @@ func UnevenLoad() Scenario {
 				return err
 			}
 			// Hold past the up cooldown of the change to 2 and lowRounds+1 rounds more.
-			hold := max(0, time.Until(changed.Add(cs.UpCooldown))) + (lowRounds+1)*cs.Interval
+			hold := max(0, changed.Add(cs.UpCooldown).Sub(s.now())) + (lowRounds+1)*cs.Interval
 			s.Phase(fmt.Sprintf("%d VUs of %d ms calls straight to worker %s for %s, the others idle", vus, unevenCallMS, busy.ID, secs(hold)))
 			lp := staggered(vus, hold+time.Minute)
 			lp.GracefulStop = p.GracefulStop
 			l := s.loadDirect(ctx, lp, "http://"+busy.Addr+"/mcp", unevenCallMS)
-			start := time.Now()
+			start := s.now()
 			var reads []unevenRead
-			for i := 0; time.Since(start) < hold && i < int(hold/(500*time.Millisecond))+2; i++ {
+			for i := 0; s.now().Sub(start) < hold && i < int(hold/(500*time.Millisecond))+2; i++ {
 				if err := s.pause(ctx, 500*time.Millisecond); err != nil {
 					l.Stop()
 					return err
@@ -508,7 +508,7 @@ func UnevenLoad() Scenario {
 			}
 			l.Stop()
 			l.Wait()
-			end := time.Now()
+			end := s.now()
 			entries, err := s.audit(ctx)
 			if err != nil {
 				return err
