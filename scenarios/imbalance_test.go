@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -103,5 +104,47 @@ func TestInflightWatchIdle(t *testing.T) {
 	w.run(t.Context(), s, 1, 5)
 	if len(w.secs) != 0 {
 		t.Errorf("read %d seconds with no load running", len(w.secs))
+	}
+}
+
+// readErrWorkers is a platform that lists proxied workers and answers every
+// /metrics read with err.
+type readErrWorkers struct {
+	fixedWorkers
+	err error
+}
+
+func (p readErrWorkers) WorkerMetrics(context.Context, string, string, string) ([]byte, error) {
+	return nil, p.err
+}
+
+// TestBackPressureOnUnreadableWorkers: a worker the platform cannot read
+// from where the harness stands (a *platform.NotOfferedError: an API server
+// that forbids or cannot reach pods/proxy) makes back-pressure not
+// applicable, with the platform's reason; any other read error fails it.
+func TestBackPressureOnUnreadableWorkers(t *testing.T) {
+	ws := []platform.Worker{{ID: "p1", Proxied: true, Ready: true}}
+	for _, c := range []struct {
+		name   string
+		err    error
+		na     bool
+		detail string
+	}{
+		{"the API server cannot reach the pod", &platform.NotOfferedError{Platform: "eks", Action: "read a worker's /metrics", Reason: "the API server cannot reach worker pod p1"}, true, "cannot reach worker pod p1"},
+		{"the worker answers an error", fmt.Errorf("platform eks: worker p1 /metrics through the API server: metrics broken"), false, "metrics broken"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := &Env{HTTP: http.DefaultClient, Log: slog.New(slog.DiscardHandler), Faults: readErrWorkers{fixedWorkers{ws: ws}, c.err}}
+			env.Endpoints.Group = "g"
+			s := newScope(env, Scenario{Name: "max-1"})
+			s.judgeBackPressure(t.Context())
+			if len(s.facts) != 1 {
+				t.Fatalf("facts %+v, want one", s.facts)
+			}
+			f := s.facts[0]
+			if na := f.NotApplicable != ""; na != c.na || f.Passed || !strings.Contains(f.NotApplicable+f.Detail, c.detail) {
+				t.Errorf("fact %+v, want not applicable %v, not passed, saying %q", f, c.na, c.detail)
+			}
+		})
 	}
 }
