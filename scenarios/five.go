@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // ViewerRefused: "a viewer refused". Viewer and MCP-user keys PUT max_count:
@@ -103,22 +105,13 @@ func MaxOneNeverScales() Scenario {
 			if err := l.Err(); err != nil {
 				return err
 			}
-			bad := 0
-			for _, smp := range s.Samples() {
-				if smp.Err == "" && smp.Count != 1 {
-					bad++
-				}
-			}
-			s.Check("count is 1 at every sample", bad == 0, "%d of %d samples had another count", bad, len(s.Samples()))
+			s.record(FactCountAlwaysOne(s.Samples()))
 			c := l.Calls()
-			if slots := 2 * e.Profile.MaxInflight; e.Endpoints.Canary && e.Profile.VUs <= slots {
-				// The canary counts as capacity: count 1 and the canary hold
-				// 2 × the in-flight limit, so these VUs need not be refused.
-				// The canary's own fact checks that it took its share.
-				e.Log.Info("back-pressure not judged: the load fits count 1 and the canary",
-					"scenario", s.Name, "vus", e.Profile.VUs, "slots", slots, "calls_429", c.TooMany)
+			if f, judged := FactRefusedAtMaxOne(c, e.Endpoints.Canary, e.Profile); judged {
+				s.record(f)
 			} else {
-				s.Check("back-pressure: 429 > 0", c.TooMany > 0, "%d calls answered 429", c.TooMany)
+				e.Log.Info("back-pressure not judged: the load fits count 1 and the canary",
+					"scenario", s.Name, "vus", e.Profile.VUs, "slots", 2*e.Profile.MaxInflight, "calls_429", c.TooMany)
 			}
 			s.Check("calls served", c.OK > 0, "%d calls ok", c.OK)
 			s.judgeBackPressure(ctx)
@@ -167,8 +160,7 @@ func (s *Scope) judgeBackPressure(ctx context.Context) {
 		}
 		read = append(read, WorkerPressure{ID: w.ID, Limit: m.Limit, HighWater: m.HighWater, Refused: m.Refused})
 	}
-	f := FactBackPressureAtLimit(read)
-	s.Check(f.Name, f.Passed, "%s", f.Detail)
+	s.record(FactBackPressureAtLimit(read))
 }
 
 // loadUntilMax applies load and waits until the count reaches max (the
@@ -194,14 +186,8 @@ func loadUntilMax(ctx context.Context, e *Env, s *Scope, d time.Duration) (*load
 // waitBackTo1 waits for the count to come back to 1 after the load and
 // records the time.
 func waitBackTo1(ctx context.Context, e *Env, s *Scope) {
-	left := false
-	for _, smp := range s.Samples() {
-		left = left || (smp.Err == "" && smp.Count > 1)
-	}
-	if !left {
-		// Never above 1: there is no way back to measure, and a "back to 1"
-		// time here would read as the autoscaler's.
-		s.Check("count back to 1 after the load", true, "the count never left 1: no time back to 1 measured")
+	if f, left := FactNeverLeftOne(s.Samples()); !left {
+		s.record(f)
 		return
 	}
 	s.Phase("idle until count is back to 1")
@@ -212,14 +198,59 @@ func waitBackTo1(ctx context.Context, e *Env, s *Scope) {
 }
 
 // checkBounds checks 1 <= count <= max at every sample.
-func checkBounds(s *Scope, max int) {
+func checkBounds(s *Scope, max int) { s.record(FactCountWithin(s.Samples(), max)) }
+
+// The facts below judge the console scenarios from what any world records
+// (its samples, its load's calls), so a platform run and the simulator
+// (sim/scripts.go) judge them by the same code. A sample with Err set is
+// not judged.
+
+// FactCountAlwaysOne is max-1's "count is 1 at every sample".
+func FactCountAlwaysOne(samples []target.Sample) reports.Fact {
 	bad := 0
-	for _, smp := range s.Samples() {
+	for _, smp := range samples {
+		if smp.Err == "" && smp.Count != 1 {
+			bad++
+		}
+	}
+	return *fact("count is 1 at every sample", bad == 0, "%d of %d samples had another count", bad, len(samples))
+}
+
+// FactRefusedAtMaxOne is max-1's "back-pressure: 429 > 0": with the count
+// held at 1, the worker refuses what is over its in-flight limit. Not
+// judged (false) where a canary is deployed and the profile's VUs fit count
+// 1 and the canary, 2 × the in-flight limit: the canary counts as capacity,
+// so those VUs need not be refused (the canary's own fact checks that it
+// took its share).
+func FactRefusedAtMaxOne(c reports.Calls, canary bool, p Profile) (reports.Fact, bool) {
+	if canary && p.VUs <= 2*p.MaxInflight {
+		return reports.Fact{}, false
+	}
+	return *fact("back-pressure: 429 > 0", c.TooMany > 0, "%d calls answered 429", c.TooMany), true
+}
+
+// FactNeverLeftOne is "count back to 1 after the load" when no sample
+// showed a count above 1 (left false): there is no way back to measure, and
+// a "back to 1" time here would read as the autoscaler's. When left is true
+// the fact is the wait's, and the returned fact is zero.
+func FactNeverLeftOne(samples []target.Sample) (f reports.Fact, left bool) {
+	for _, smp := range samples {
+		if smp.Err == "" && smp.Count > 1 {
+			return reports.Fact{}, true
+		}
+	}
+	return *fact("count back to 1 after the load", true, "the count never left 1: no time back to 1 measured"), false
+}
+
+// FactCountWithin is "count within 1..max at every sample".
+func FactCountWithin(samples []target.Sample, max int) reports.Fact {
+	bad := 0
+	for _, smp := range samples {
 		if smp.Err == "" && (smp.Count < 1 || smp.Count > max) {
 			bad++
 		}
 	}
-	s.Check(fmt.Sprintf("count within 1..%d at every sample", max), bad == 0, "%d samples outside", bad)
+	return *fact(fmt.Sprintf("count within 1..%d at every sample", max), bad == 0, "%d samples outside", bad)
 }
 
 // httpDetail renders an API answer for a fact: "HTTP 403", plus the error when there is one.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,12 @@ func TestClientRTTAndCanary(t *testing.T) {
 			if o.Calls.OK < tc.okMin || o.Calls.OK > tc.okMax || pct > tc.maxRefusedPct || o.Calls.TooMany < tc.minRefused {
 				t.Fatalf("%d ok (want %d..%d), %d refused = %.1f %% (want at least %d, at most %.0f %%)",
 					o.Calls.OK, tc.okMin, tc.okMax, o.Calls.TooMany, pct, tc.minRefused, tc.maxRefusedPct)
+			}
+			// the platform runs' rule (scenarios.FactRefusedAtMaxOne): with a
+			// canary that fits the VUs, "429 > 0" is not judged
+			judged := slices.ContainsFunc(rep.Verdicts[0].Facts, func(f reports.Fact) bool { return f.Name == "back-pressure: 429 > 0" })
+			if judged != (tc.canary == 0) {
+				t.Errorf("back-pressure: 429 > 0 judged %v with %d canaries: %+v", judged, tc.canary, rep.Verdicts[0].Facts)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // loadRun is one load phase of a scenario: closed-loop VUs following a
@@ -283,13 +284,13 @@ func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
 // secondRecords are the load's per-second records, from its first second
 // to its last, joined with the zone's samples.
-func (r *loadRun) secondRecords(samples []reports.Sample) []reports.Second {
+func (r *loadRun) secondRecords(samples []target.Sample) []reports.Second {
 	first := int(math.Floor((r.t0 - r.s.start).Seconds()))
 	var out []reports.Second
 	var inFlight int64
 	li, alive := 0, 0
 	si := 0
-	var last reports.Sample
+	var last target.Sample
 	for i := first; i < len(r.seconds); i++ {
 		b := &r.seconds[i]
 		inFlight += b.started - b.completed

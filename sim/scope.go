@@ -12,6 +12,7 @@ import (
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // Actor of the scenarios' forced changes in the audit log, as the harness's
@@ -29,7 +30,7 @@ type scope struct {
 	start time.Duration
 
 	sampling bool
-	samples  []reports.Sample
+	samples  []target.Sample
 	waiters  []*waiter
 	loads    []*loadRun
 	facts    []reports.Fact
@@ -37,9 +38,9 @@ type scope struct {
 }
 
 type waiter struct {
-	cond     func(reports.Sample) bool
+	cond     func(target.Sample) bool
 	done     bool
-	got      reports.Sample
+	got      target.Sample
 	timedOut bool
 	wake     func()
 }
@@ -55,6 +56,9 @@ func (s *scope) check(name string, ok bool, format string, args ...any) bool {
 	s.facts = append(s.facts, reports.Fact{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)})
 	return ok
 }
+
+// record adds a fact judged by the catalogue's code (scenarios.Fact…).
+func (s *scope) record(f reports.Fact) bool { return s.check(f.Name, f.Passed, "%s", f.Detail) }
 
 // block waits until wake is called (once; later calls do nothing).
 func (s *scope) block(register func(wake func())) {
@@ -75,7 +79,7 @@ func (s *scope) pause(d time.Duration) {
 
 // waitFor waits until a sample taken from now on satisfies cond, at most
 // timeout; the error names what was awaited and the last sample.
-func (s *scope) waitFor(what string, timeout time.Duration, cond func(reports.Sample) bool) (reports.Sample, error) {
+func (s *scope) waitFor(what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error) {
 	w := &waiter{cond: cond}
 	s.block(func(wake func()) {
 		w.wake = wake
@@ -95,9 +99,9 @@ func (s *scope) waitFor(what string, timeout time.Duration, cond func(reports.Sa
 	return w.got, nil
 }
 
-func (s *scope) last() reports.Sample {
+func (s *scope) last() target.Sample {
 	if len(s.samples) == 0 {
-		return reports.Sample{}
+		return target.Sample{}
 	}
 	return s.samples[len(s.samples)-1]
 }
@@ -112,9 +116,9 @@ func (s *scope) sampleLoop() {
 	s.sim.l.after(s.profile().SampleInterval, s.sampleLoop)
 }
 
-func (s *scope) takeSample() reports.Sample {
+func (s *scope) takeSample() target.Sample {
 	v, err := s.sim.c.ZoneLive(s.sim.ctx, s.sim.cfg.Group, s.zname)
-	smp := reports.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
+	smp := target.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
 	if err != nil {
 		smp.Err = err.Error()
 	}
@@ -122,7 +126,8 @@ func (s *scope) takeSample() reports.Sample {
 		smp.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
 	}
 	s.samples = append(s.samples, smp)
-	s.sim.write(reports.KindSampleRaw, reports.ZoneSample{Scenario: s.name, T: s.sinceAt(smp.At), Sample: smp})
+	s.sim.write(reports.KindSampleRaw, reports.ZoneSample{Scenario: s.name, T: s.sinceAt(smp.At),
+		Sample: reports.Sample{At: smp.At, Count: smp.Count, Max: smp.Max, Ready: smp.Ready, Decision: smp.Decision, Err: smp.Err}})
 	for _, w := range s.waiters {
 		if !w.done && smp.Err == "" && w.cond(smp) {
 			w.done, w.got = true, smp
@@ -163,7 +168,7 @@ func (s *scope) createZone(maxCount int) error {
 	s.sim.l.after(0, s.sampleLoop)
 	p := s.profile()
 	if _, err := s.waitFor("the first worker to be ready", 30*time.Second+2*p.BootDelay+2*sim.cfg.Model.NodeDelay,
-		func(x reports.Sample) bool { return x.Count == 1 && x.Ready >= 1 }); err != nil {
+		func(x target.Sample) bool { return x.Count == 1 && x.Ready >= 1 }); err != nil {
 		return err
 	}
 	// waitServed: a probe call every 250 ms until the edge routes one.

@@ -8,14 +8,16 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
-	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // scripts are the scenarios in virtual time, step for step as the harness
-// runs them on a platform (scenarios/five.go, spike.go), with the same
-// fact names where the fact means the same. What needs a real console (API
+// runs them on a platform (scenarios/five.go, spike.go). The facts judged
+// from samples and calls are the catalogue's own functions
+// (scenarios.FactCountAlwaysOne, FactRefusedAtMaxOne, FactNeverLeftOne,
+// FactCountWithin), so both judge them by the same code. What needs a real console (API
 // keys, roles, HTTP status) is left to the platform runs. Each is keyed by
 // the catalogue's own name, which is defined there alone.
 var scripts = map[string]func(*scope) error{
@@ -49,14 +51,10 @@ func maxOne(s *scope) error {
 	}
 	l := s.load(p.MaxOneLoad)
 	l.wait()
-	bad := 0
-	for _, smp := range s.samples {
-		if smp.Err == "" && smp.Count != 1 {
-			bad++
-		}
+	s.record(scenarios.FactCountAlwaysOne(s.samples))
+	if f, judged := scenarios.FactRefusedAtMaxOne(l.calls, s.z.m.Canary > 0, p); judged {
+		s.record(f)
 	}
-	s.check("count is 1 at every sample", bad == 0, "%d of %d samples had another count", bad, len(s.samples))
-	s.check("back-pressure: 429 > 0", l.calls.TooMany > 0, "%d calls answered 429", l.calls.TooMany)
 	s.check("calls served", l.calls.OK > 0, "%d calls ok", l.calls.OK)
 	return nil
 }
@@ -66,14 +64,14 @@ func maxOne(s *scope) error {
 func loadUntilMax(s *scope, d time.Duration) *loadRun {
 	p := s.profile()
 	l := s.load(d)
-	reach, err := s.waitFor(fmt.Sprintf("count to reach %d", p.Max), p.UpTimeout, func(x reports.Sample) bool { return x.Count >= p.Max })
+	reach, err := s.waitFor(fmt.Sprintf("count to reach %d", p.Max), p.UpTimeout, func(x target.Sample) bool { return x.Count >= p.Max })
 	if !s.check(fmt.Sprintf("count reaches %d under load", p.Max), err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(reach.At))) {
 		return l
 	}
 	s.verdict.UpToMaxS = s.sinceAt(reach.At)
 	// Discovery lists the canaries too (Model.Canary): all max workers are
 	// ready when max + canaries endpoints are.
-	ready, err := s.waitFor(fmt.Sprintf("%d workers ready", p.Max), p.UpTimeout, func(x reports.Sample) bool { return x.Ready >= p.Max+s.z.m.Canary })
+	ready, err := s.waitFor(fmt.Sprintf("%d workers ready", p.Max), p.UpTimeout, func(x target.Sample) bool { return x.Ready >= p.Max+s.z.m.Canary })
 	if s.check(fmt.Sprintf("all %d workers ready", p.Max), err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(ready.At))) {
 		s.verdict.ReadyMaxS = s.sinceAt(ready.At)
 	}
@@ -81,21 +79,17 @@ func loadUntilMax(s *scope, d time.Duration) *loadRun {
 }
 
 func waitBackTo1(s *scope) {
-	back, err := s.waitFor("count back to 1", s.profile().DownTimeout, func(x reports.Sample) bool { return x.Count == 1 })
+	if f, left := scenarios.FactNeverLeftOne(s.samples); !left {
+		s.record(f)
+		return
+	}
+	back, err := s.waitFor("count back to 1", s.profile().DownTimeout, func(x target.Sample) bool { return x.Count == 1 })
 	if s.check("count back to 1 after the load", err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(back.At))) {
 		s.verdict.BackTo1S = s.sinceAt(back.At)
 	}
 }
 
-func checkBounds(s *scope, maxCount int) {
-	bad := 0
-	for _, smp := range s.samples {
-		if smp.Err == "" && (smp.Count < 1 || smp.Count > maxCount) {
-			bad++
-		}
-	}
-	s.check(fmt.Sprintf("count within 1..%d at every sample", maxCount), bad == 0, "%d samples outside", bad)
-}
+func checkBounds(s *scope, maxCount int) { s.record(scenarios.FactCountWithin(s.samples, maxCount)) }
 
 func sustained(s *scope) error {
 	p := s.profile()
@@ -144,7 +138,7 @@ func maxLowered(s *scope) error {
 	one := 1
 	_, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, s.zname, controller.Change{MaxCount: &one})
 	s.check("admin PUT max_count 1 is 200", err == nil, "%s", errOr(err, "applied"))
-	next, err := s.waitFor("the next sample", 2*p.SampleInterval+5*time.Second, func(reports.Sample) bool { return true })
+	next, err := s.waitFor("the next sample", 2*p.SampleInterval+5*time.Second, func(target.Sample) bool { return true })
 	s.check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
 		"count %d max %d%s", next.Count, next.Max, errSuffix(err))
 	entries, err := s.audit()
