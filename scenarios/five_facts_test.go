@@ -15,7 +15,7 @@ func TestFiveSampleFacts(t *testing.T) {
 		name              string
 		samples           []target.Sample
 		alwaysOne, within bool // FactCountAlwaysOne, FactCountWithin(…, 3)
-		left              bool // FactNeverLeftOne's left
+		left              bool // FactNeverLeftOne's left (and FactScaledUnderSpikes: a peak of at least 2)
 	}{
 		{"held at 1", []target.Sample{smp(1, ""), smp(1, "")}, true, true, false},
 		{"a failed reading is not judged", []target.Sample{smp(1, ""), smp(5, "HTTP 502"), smp(1, "")}, true, true, false},
@@ -29,6 +29,9 @@ func TestFiveSampleFacts(t *testing.T) {
 			}
 			if f := FactCountWithin(c.samples, 3); f.Passed != c.within || f.Name != "count within 1..3 at every sample" {
 				t.Errorf("FactCountWithin = %+v, want passed %v", f, c.within)
+			}
+			if f := FactScaledUnderSpikes(c.samples); f.Passed != c.left {
+				t.Errorf("FactScaledUnderSpikes = %+v, want passed %v", f, c.left)
 			}
 			f, left := FactNeverLeftOne(c.samples)
 			if left != c.left || (!left && (!f.Passed || f.Name != "count back to 1 after the load")) || (left && f.Name != "") {

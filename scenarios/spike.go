@@ -9,9 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // SpikeMax is the spike scenario's max_count. At the top of Grafana's post on autoscaling Loki queries with KEDA's
@@ -98,13 +100,7 @@ func Spike() Scenario {
 			if err := l.Err(); err != nil {
 				return err
 			}
-			peak := 0
-			for _, smp := range s.Samples() {
-				if smp.Err == "" {
-					peak = max(peak, smp.Count)
-				}
-			}
-			s.Check("scaled up under the spikes", peak >= 2, "peak count %d", peak)
+			s.record(FactScaledUnderSpikes(s.Samples()))
 			waitBackTo1(ctx, e, s)
 			stopRec()
 			<-recDone
@@ -293,4 +289,16 @@ func roundPoints(rounds []consoleclient.PolicyRound) []signalPoint {
 		out = append(out, p)
 	}
 	return out
+}
+
+// FactScaledUnderSpikes is spike's "scaled up under the spikes": the peak
+// count of the readings that did not fail is at least 2.
+func FactScaledUnderSpikes(samples []target.Sample) reports.Fact {
+	peak := 0
+	for _, smp := range samples {
+		if smp.Err == "" {
+			peak = max(peak, smp.Count)
+		}
+	}
+	return *fact("scaled up under the spikes", peak >= 2, "peak count %d", peak)
 }

@@ -17,7 +17,8 @@ import (
 // runs them on a platform (scenarios/five.go, spike.go). The facts judged
 // from samples and calls are the catalogue's own functions
 // (scenarios.FactCountAlwaysOne, FactRefusedAtMaxOne, FactNeverLeftOne,
-// FactCountWithin), so both judge them by the same code. What needs a real console (API
+// FactCountWithin, FactScaledUnderSpikes), so both judge them by the
+// same code. What needs a real console (API
 // keys, roles, HTTP status) is left to the platform runs. Each is keyed by
 // the catalogue's own name, which is defined there alone.
 var scripts = map[string]func(*scope) error{
@@ -165,11 +166,7 @@ func spike(s *scope) error {
 	lp.GracefulStop, lp.GracefulRampDown, lp.ThinkTime = p.GracefulStop, p.GracefulStop, p.ThinkTime
 	l := s.startLoad(lp)
 	l.wait()
-	peak := 0
-	for _, smp := range s.samples {
-		peak = max(peak, smp.Count)
-	}
-	s.check("scaled up under the spikes", peak >= 2, "peak count %d", peak)
+	s.record(scenarios.FactScaledUnderSpikes(s.samples))
 	waitBackTo1(s)
 	checkBounds(s, scenarios.SpikeMax)
 	return nil
