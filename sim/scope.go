@@ -123,7 +123,7 @@ func (s *scope) takeSample() target.Sample {
 		smp.Err = err.Error()
 	}
 	if d := v.LastDecision; d != nil && d.Action != "" {
-		smp.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+		smp.Decision = target.DecisionText(string(d.Action), d.From, d.To, d.Reason)
 	}
 	s.samples = append(s.samples, smp)
 	s.sim.write(reports.KindSampleRaw, reports.ZoneSample{Scenario: s.name, T: s.sinceAt(smp.At),

@@ -145,10 +145,10 @@ func (t *consoleTarget) State(ctx context.Context) (State, error) {
 		s.Ready = *z.Ready
 	}
 	if d := z.LastDecision; d != nil && d.Action != "" {
-		s.Decision = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+		s.Decision = DecisionText(d.Action, d.From, d.To, d.Reason)
 	}
 	if d := z.LastScale; d != nil && d.Action != "" {
-		s.Change = fmt.Sprintf("%s %d->%d: %s", d.Action, d.From, d.To, d.Reason)
+		s.Change = DecisionText(d.Action, d.From, d.To, d.Reason)
 	}
 	return s, nil
 }

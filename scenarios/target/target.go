@@ -129,6 +129,13 @@ type Sample struct {
 	VUs      int   `json:"vus,omitempty"`
 }
 
+// DecisionText is how a sample shows a decision or a change of count,
+// "action from->to: reason" ("up 1->3: mean in-flight 100%"), the same
+// for every world that reports one (State.Decision, State.Change).
+func DecisionText(action string, from, to int, reason string) string {
+	return fmt.Sprintf("%s %d->%d: %s", action, from, to, reason)
+}
+
 // SampleOf is the sample of one State reading (no load, no error).
 func SampleOf(st State) Sample {
 	return Sample{At: st.At, Count: st.Count, Max: st.Max, Ready: st.Ready, Decision: st.Decision, Change: st.Change,
