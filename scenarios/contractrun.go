@@ -92,7 +92,7 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 		if e.Policy == PolicyHPA && !auditFact(f.Name) {
 			continue
 		}
-		s.Check(f.Name, f.Passed, "%s", f.Detail)
+		s.record(f)
 	}
 	s.judgeStepRounds(ctx, entries)
 }

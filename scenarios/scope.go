@@ -320,7 +320,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		v.Canary = s.canaryShare(cctx)
 		cancel()
 		if f := FactCanaryTookCalls(v.Canary); f != nil {
-			s.Check(f.Name, f.Passed, "%s", f.Detail)
+			s.record(*f)
 		}
 	}
 	if s.env.readyz != nil {
