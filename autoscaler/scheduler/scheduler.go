@@ -49,11 +49,8 @@ const (
 	MaxAnswerBytes = 8 << 20
 )
 
-// Quantiles are the quantiles the in-flight summary serves.
+// quantiles are the quantiles the in-flight summary serves.
 var quantiles = []float64{0.5, 0.75, 0.99}
-
-// Quantiles returns the quantiles of MetricInflightRequests: 0.5, 0.75, 0.99.
-func Quantiles() []float64 { return slices.Clone(quantiles) }
 
 var querierNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$`)
 

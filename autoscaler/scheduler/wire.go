@@ -23,7 +23,7 @@ type Hello struct {
 }
 
 // Assignment is a call handed to a querier's worker (POST /querier/next):
-// the call's id for the answer, the caller's MCP headers (ForwardRequestHeaders)
+// the call's id for the answer, the caller's MCP headers (forwardRequestHeaders)
 // and body, and which attempt this is (1, or 2 after a re-queue).
 type Assignment struct {
 	Call    string          `json:"call"`
@@ -41,14 +41,11 @@ type Answer struct {
 	Body   []byte      `json:"body"`
 }
 
-// ForwardRequestHeaders are the caller's headers a querier gets with a call.
+// forwardRequestHeaders are the caller's headers a querier gets with a call.
 var forwardRequestHeaders = []string{"Content-Type", "Accept", "Mcp-Protocol-Version", "Mcp-Session-Id"}
 
 // forwardAnswerHeaders are the querier's answer headers the caller gets.
 var forwardAnswerHeaders = []string{"Content-Type", "Retry-After", "Mcp-Session-Id"}
-
-// ForwardRequestHeaders returns the names of the caller's headers handed to a querier.
-func ForwardRequestHeaders() []string { return append([]string(nil), forwardRequestHeaders...) }
 
 // ForwardAnswerHeaders returns the names of the answer's headers handed back to the caller.
 func ForwardAnswerHeaders() []string { return append([]string(nil), forwardAnswerHeaders...) }

@@ -82,9 +82,6 @@ func New(ctx context.Context, o Options) (*Builder, error) {
 	return &Builder{o: o, inputs: NewInputs(o.Versions, strings.TrimSpace(string(out)))}, nil
 }
 
-// Inputs are the builder's inputs.
-func (b *Builder) Inputs() Inputs { return b.inputs }
-
 // Tag is the image the builder makes.
 func (b *Builder) Tag() string { return b.inputs.Tag() }
 

@@ -173,20 +173,3 @@ func TestContractSkipsWithoutFaults(t *testing.T) {
 		}
 	}
 }
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
