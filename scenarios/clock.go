@@ -6,7 +6,7 @@ import (
 )
 
 // Clock is the scenarios' time: every hold of a scenario phase is a Sleep on
-// it (Env.Clock, TargetEnv.Clock). SystemClock is the real one; tests pass a
+// it (Env.Clock). SystemClock is the real one; tests pass a
 // fake that advances on Sleep.
 type Clock interface {
 	Now() time.Time
@@ -33,7 +33,7 @@ func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
 func SystemClock() Clock { return systemClock{} }
 
 // clockOrSystem is c, or the system clock when c is nil (an Env's or a
-// TargetEnv's unset Clock).
+// an unset Env.Clock).
 func clockOrSystem(c Clock) Clock {
 	if c == nil {
 		return systemClock{}

@@ -33,8 +33,8 @@ func TestSelectContract(t *testing.T) {
 		if err != nil || len(one) != 1 || one[0].Name != c.Name || one[0].Expected == nil || one[0].Run == nil {
 			t.Errorf("select %s: %v %v", c.Name, one, err)
 		}
-		if d := c.Expected(Quick()); d <= 0 || d > 2*c.Expected(Published()) {
-			t.Errorf("%s: expected %s on quick, %s on published", c.Name, d, c.Expected(Published()))
+		if d := c.Expected(Quick(), nil); d <= 0 || d > 2*c.Expected(Published(), nil) {
+			t.Errorf("%s: expected %s on quick, %s on published", c.Name, d, c.Expected(Published(), nil))
 		}
 	}
 }

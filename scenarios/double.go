@@ -8,6 +8,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // doubleFreeze is how long the no-double-execution scenario keeps a worker
@@ -27,7 +28,7 @@ func NoDoubleExecution() Scenario {
 	return Scenario{
 		Name:  "no-double-execution",
 		Title: "no call runs twice",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return doubleFreeze + 10*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // Background load of the scale-in scenario: drainVUs VUs of drainCallMS
@@ -30,7 +31,7 @@ func ScaleInDrain() Scenario {
 	return Scenario{
 		Name:  "scale-in-drain",
 		Title: "scale-in loses nothing",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return time.Duration(p.Max-1)*(p.DownCooldown+lowRounds*p.SchedulerInterval) + drainCallMS*time.Millisecond + 10*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

@@ -27,7 +27,7 @@ func ViewerRefused() Scenario {
 	return Scenario{
 		Name:     "viewer-refused",
 		Title:    "a viewer refused",
-		Expected: func(p Profile) time.Duration { return 5 * time.Second },
+		Expected: func(p Profile, _ target.Contracts) time.Duration { return 5 * time.Second },
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			g := e.Endpoints.Group
 			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
@@ -94,7 +94,7 @@ func MaxOneNeverScales() Scenario {
 	return Scenario{
 		Name:     "max-1",
 		Title:    "max 1 never scales",
-		Expected: func(p Profile) time.Duration { return p.MaxOneLoad + p.GracefulStop },
+		Expected: func(p Profile, _ target.Contracts) time.Duration { return p.MaxOneLoad + p.GracefulStop },
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			if err := s.CreateZone(ctx, 1); err != nil {
 				return err
@@ -280,7 +280,7 @@ func Sustained() Scenario {
 	return Scenario{
 		Name:  "sustained",
 		Title: "sustained load up to the max and back to 1",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.SchedulerInterval + p.SustainHold + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
@@ -314,7 +314,7 @@ func Burst() Scenario {
 		TitleFor: func(p Profile) string {
 			return fmt.Sprintf("a %g s burst", p.Burst.Seconds())
 		},
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.Burst + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
@@ -347,7 +347,7 @@ func MaxLowered() Scenario {
 	return Scenario{
 		Name:  "max-lowered",
 		Title: "the max lowered under load",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.SchedulerInterval + p.LoweredHold + p.GracefulStop
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

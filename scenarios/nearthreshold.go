@@ -11,6 +11,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // NearThresholdReplicas is the count the near-threshold scenario holds its
@@ -55,7 +56,7 @@ func NearThreshold() Scenario {
 			return fmt.Sprintf("hpa: %d VUs on %d replicas (ratio ≈ %.2f, within the tolerance 0.1): the count does not move",
 				nearThresholdVUs(p), NearThresholdReplicas, float64(nearThresholdVUs(p))/(HPAFor(p).Threshold*NearThresholdReplicas))
 		},
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return nearThresholdHold(p) + 2*HPAFor(p).PollingInterval + 10*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

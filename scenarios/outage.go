@@ -8,6 +8,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // lowRounds is Ramen 0.7.5's "low for 3 rebalances in a row" before a DOWN.
@@ -24,7 +25,7 @@ func Outage() Scenario {
 	return Scenario{
 		Name:  "outage",
 		Title: "an outage never scales in",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return outageFreeze(p) + p.DownCooldown + (lowRounds+4)*p.SchedulerInterval
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

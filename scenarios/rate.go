@@ -10,6 +10,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // The rate path's load: an arrival rate (k6's constant-arrival-rate) of
@@ -44,7 +45,7 @@ func RatePath() Scenario {
 	return Scenario{
 		Name:  "rate-path",
 		Title: "the rate path",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.UpCooldown + 4*p.SchedulerInterval + rateHold(p)
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // RestartCooldown: "a console restarted in the middle of a cooldown still
@@ -25,7 +26,7 @@ func RestartCooldown() Scenario {
 	return Scenario{
 		Name:  "restart-cooldown",
 		Title: "a console restarted in the middle of a cooldown still honours it",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.DownCooldown + (lowRounds+2)*p.SchedulerInterval + p.ConsoleDrain
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
@@ -93,7 +94,7 @@ func RestartKeepsChanges() Scenario {
 	return Scenario{
 		Name:  "restart-keeps-changes",
 		Title: "every accepted change survives a console restart, field by field",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 3*(p.ConsoleDrain+2*time.Second) + p.BootDelay
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // The readiness-routing scenario's settings.
@@ -53,7 +54,7 @@ func ReadinessRouting() Scenario {
 	return Scenario{
 		Name:  "readiness-routing",
 		Title: "no call goes to a worker that is not ready",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.BootDelay + 4*time.Second + routingSlack + routingCallMS*time.Millisecond + routingHold + 8*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

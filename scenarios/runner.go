@@ -15,6 +15,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // Status is the live state of a run, for progress displays.
@@ -66,6 +67,18 @@ type Env struct {
 	// Clock is the scenarios' time for their phase holds (nil: SystemClock).
 	Clock Clock
 
+	// Target, when set, is the autoscaler a target run judges (the
+	// cluster's HPA, KEDA, the console through target.NewConsole): the
+	// target scenarios read and change it through this interface and judge
+	// each fact on its contracts (targets.go). LoadURL is where their calls
+	// go ({LoadURL}/mcp); StartLoad starts a load (nil: the load engine in
+	// this process against it, EngineLoad). Faults address the target's
+	// workers as group = Namespace, zone = Deployment.
+	Target                target.Target
+	LoadURL               string
+	StartLoad             LoadStarter
+	Namespace, Deployment string
+
 	readyz   *observe.Readyz
 	contract ContractSettings // read once per run (contractrun.go)
 }
@@ -79,8 +92,13 @@ type Scenario struct {
 	// TitleFor, when set, is the title under p (e.g. the burst's length in
 	// that profile); Title is then the published profile's.
 	TitleFor func(p Profile) string
-	// Expected is the scenario's rough length under p (for progress).
-	Expected func(p Profile) time.Duration
+	// Facts are the target facts it judges, in report order (a target
+	// scenario's; the console's name theirs as they judge them).
+	Facts []target.Fact
+	// Expected is the scenario's rough length under p and the target's
+	// contracts c (nil on the console) for progress ("~N s"), not counting
+	// a target's wait for the count to settle at min first.
+	Expected func(p Profile, c target.Contracts) time.Duration
 	Run      func(ctx context.Context, e *Env, s *Scope) error
 }
 
@@ -141,7 +159,6 @@ func NewEnv(ep platform.Endpoints, p Profile, w *reports.Writer, log *slog.Logge
 	if log == nil {
 		log = slog.Default()
 	}
-	tr := &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 0, IdleConnTimeout: 30 * time.Second}
 	b := make([]byte, 2)
 	_, _ = rand.Read(b)
 	return &Env{
@@ -150,10 +167,16 @@ func NewEnv(ep platform.Endpoints, p Profile, w *reports.Writer, log *slog.Logge
 		Console:   consoleclient.New(ep.ConsoleURL, 10*time.Second),
 		Results:   w,
 		Log:       log,
-		HTTP: &http.Client{Transport: tr, Timeout: 2 * time.Minute,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-		RunTag: hex.EncodeToString(b),
+		HTTP:      loadClient(),
+		RunTag:    hex.EncodeToString(b),
 	}
+}
+
+// loadClient is the loads' HTTP client: up to 256 idle connections a host,
+// calls bounded at 2 minutes, redirects not followed.
+func loadClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}, Timeout: 2 * time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func (e *Env) write(kind string, v any) { writeRecord(e.Results, e.Log, kind, v) }
@@ -186,6 +209,9 @@ func endVerdict(ctx context.Context, w *reports.Writer, log *slog.Logger, v repo
 // turn. It returns every verdict, also the ones of scenarios that failed to
 // finish; ctx ending stops the run (verdicts so far are returned).
 func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
+	if e.Target != nil {
+		return e.runTargets(ctx, list)
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.readyz = &observe.Readyz{Client: consoleclient.New(e.Endpoints.ConsoleURL, e.Profile.ReadyzTimeout),
@@ -224,6 +250,9 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 
 // RunOne runs one scenario and returns (and writes) its verdict.
 func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
+	if e.Target != nil {
+		return e.runTarget(ctx, sc)
+	}
 	s := newScope(e, sc)
 	e.write(reports.KindScenario, map[string]any{"scenario": sc.Name, "title": sc.title(e.Profile), "zone": s.Zone, "started": s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)

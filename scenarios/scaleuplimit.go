@@ -9,6 +9,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // ScaleUpLimitMax is the scale-up-limit scenario's max_count: above the
@@ -49,7 +50,7 @@ func ScaleUpLimit() Scenario {
 			return fmt.Sprintf("hpa: %d VUs on 1 replica at threshold %g (recommendation %d, over the limit %d): each step up stops at the rate policies' limit",
 				p.VUs, scaleUpLimitThreshold(p), ScaleUpLimitMax, 5)
 		},
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			h := HPAFor(p)
 			return scaleUpLimitHold(p) + h.StabilizationDown + h.Window + 2*h.PollingInterval + 10*time.Second
 		},

@@ -47,12 +47,20 @@ type Scope struct {
 	// steps records a step zone's rounds; stopSteps ends it (steprounds.go).
 	steps     *roundRecorder
 	stopSteps func()
+
+	// A target run's (Env.Target): the target's contracts, its readings,
+	// its loads and the one running now (its in-flight goes in the
+	// timeline). targets.go.
+	contracts target.Contracts
+	tsamples  []target.Sample
+	tloads    []TargetLoad
+	tload     TargetLoad
 }
 
 func newScope(e *Env, sc Scenario) *Scope {
 	s := &Scope{Name: sc.Name, Zone: sc.Name + "-" + e.RunTag, Start: e.clock().Now(), env: e}
 	if sc.Expected != nil {
-		s.expected = sc.Expected(e.Profile)
+		s.expected = sc.Expected(e.Profile, nil)
 	}
 	s.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	return s
@@ -105,11 +113,22 @@ func (s *Scope) progress() {
 	s.mu.Lock()
 	st.Phase = s.phase
 	loads := append([]*loadRun(nil), s.loads...)
+	tl, last := s.tload, target.Sample{}
+	if n := len(s.tsamples); n > 0 {
+		last = s.tsamples[n-1]
+	}
 	s.mu.Unlock()
 	for _, l := range loads {
 		vus, calls := l.snapshot()
 		st.VUs += vus
 		st.Calls.Add(calls)
+	}
+	if tl != nil {
+		st.VUs += tl.VUs()
+		st.Calls.Add(tl.Calls())
+	}
+	if s.env.Target != nil {
+		st.Count, st.Max, st.Ready = last.Count, last.Max, last.Ready
 	}
 	if s.sampler != nil {
 		last := s.sampler.Last()

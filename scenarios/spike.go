@@ -63,7 +63,7 @@ func Spike() Scenario {
 	return Scenario{
 		Name:  "spike",
 		Title: "staged load with two spikes (k6 stages of Grafana's post on autoscaling Loki queries with KEDA): replicas follow the signal",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			h := HPAFor(p)
 			return spikeProfile(p).TotalDuration() + h.InflightMaxAge + h.Window + h.StabilizationDown + 2*h.PollingInterval
 		},

@@ -36,6 +36,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // The step policy's worker thresholds (Ramen 0.7.5's autoscaling notes, "How
@@ -225,7 +226,7 @@ func LowStreakReset() Scenario {
 	return Scenario{
 		Name:  "low-streak-reset",
 		Title: "a round that is not low restarts the low rounds",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.DownCooldown + (2*lowRounds+4)*p.SchedulerInterval + 2*p.BootDelay
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
@@ -450,7 +451,7 @@ func UnevenLoad() Scenario {
 	return Scenario{
 		Name:  "uneven-load",
 		Title: "one busy worker is not a busy zone",
-		Expected: func(p Profile) time.Duration {
+		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.UpCooldown + (lowRounds+2)*p.SchedulerInterval + 2*p.BootDelay
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {

@@ -26,8 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -108,78 +106,37 @@ type TargetLoad interface {
 // LoadStarter starts a load with profile lp.
 type LoadStarter func(ctx context.Context, lp load.Profile) TargetLoad
 
-// TargetEnv is what every target scenario gets.
-type TargetEnv struct {
-	Target  target.Target
-	Profile Profile
-	// LoadURL is the base URL the calls go to ({LoadURL}/mcp).
-	LoadURL string
-	// Clock is the scenarios' time (nil: SystemClock).
-	Clock Clock
-	// StartLoad starts a load (nil: the load engine in this process
-	// against {LoadURL}/mcp, see EngineLoad).
-	StartLoad LoadStarter
-	// Faults are the platform's fault actions (nil: none; target-outage
-	// is then skipped with the reason). They address a target's workers as
-	// group = the namespace, zone = the Deployment.
-	Faults                platform.Faulter
-	Namespace, Deployment string
-	Results               *reports.Writer // nil: no results file
-	Log                   *slog.Logger
-	Progress              func(Status) // nil: no progress
-	HTTP                  *http.Client
-}
-
-// NewTargetEnv builds the env of a target run against ref's load URL.
-func NewTargetEnv(t target.Target, ref *platform.TargetRef, p Profile, w *reports.Writer, log *slog.Logger) *TargetEnv {
+// NewTargetEnv builds the env of a target run (Env.Target set) against
+// ref's load URL.
+func NewTargetEnv(t target.Target, ref *platform.TargetRef, p Profile, w *reports.Writer, log *slog.Logger) *Env {
 	if log == nil {
 		log = slog.Default()
 	}
-	e := &TargetEnv{Target: t, Profile: p, Results: w, Log: log,
-		HTTP: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}, Timeout: 2 * time.Minute,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	e := &Env{Target: t, Profile: p, Results: w, Log: log, HTTP: loadClient()}
 	if ref != nil {
 		e.LoadURL, e.Namespace, e.Deployment = ref.LoadURL, ref.Namespace, ref.Deployment
 	}
 	return e
 }
 
-func (e *TargetEnv) clock() Clock { return clockOrSystem(e.Clock) }
-
-func (e *TargetEnv) write(kind string, v any) { writeRecord(e.Results, e.Log, kind, v) }
-
-// TargetScenario is one named target scenario.
-type TargetScenario struct {
-	Name  string
-	Title string
-	// Facts are the facts it judges, in report order.
-	Facts []target.Fact
-	// Expected is about how long the scenario runs on p with the
-	// target's contracts c (the progress line's "~N s"), not counting the
-	// wait for the count to settle at min first.
-	Expected func(p Profile, c target.Contracts) time.Duration
-	Run      func(ctx context.Context, e *TargetEnv, s *TargetScope) error
-}
-
 // TargetScenarios returns the target scenarios in run order: the roles
 // first (they need the count at rest), the spike last.
-func TargetScenarios() []TargetScenario {
-	return []TargetScenario{TargetRoles(), TargetSustained(), TargetMaxLowered(), TargetSpike(), TargetOutage()}
+func TargetScenarios() []Scenario {
+	return []Scenario{TargetRoles(), TargetSustained(), TargetMaxLowered(), TargetSpike(), TargetOutage()}
 }
 
 // SelectTargets returns the target scenarios named (all when names is
 // empty); an unknown name is an error listing the known ones.
-func SelectTargets(names []string) ([]TargetScenario, error) {
+func SelectTargets(names []string) ([]Scenario, error) {
 	if len(names) == 0 {
 		return TargetScenarios(), nil
 	}
-	return selectNamed(TargetScenarios(), func(s TargetScenario) string { return s.Name }, names, "", nil, ", or targets for all of them")
+	return selectNamed(TargetScenarios(), func(s Scenario) string { return s.Name }, names, "", nil, ", or targets for all of them")
 }
 
-// Run runs each scenario in turn and returns every verdict; ctx ending
-// stops the run. A target whose contracts are incomplete is judged on
-// nothing: every verdict carries the error.
-func (e *TargetEnv) Run(ctx context.Context, list []TargetScenario) []reports.Verdict {
+// runTargets is Run on a target (Env.Target): a target whose contracts are
+// incomplete is judged on nothing: every verdict carries the error.
+func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict {
 	var out []reports.Verdict
 	if err := e.Target.Contracts().Check(); err != nil {
 		for _, sc := range list {
@@ -198,50 +155,20 @@ func (e *TargetEnv) Run(ctx context.Context, list []TargetScenario) []reports.Ve
 	return out
 }
 
-// RunOne runs one target scenario and returns (and writes) its verdict.
-func (e *TargetEnv) RunOne(ctx context.Context, sc TargetScenario) reports.Verdict {
-	s := &TargetScope{Name: sc.Name, env: e, Start: e.clock().Now(), contracts: e.Target.Contracts()}
+// runTarget is RunOne on a target (Env.Target).
+func (e *Env) runTarget(ctx context.Context, sc Scenario) reports.Verdict {
+	s := &Scope{Name: sc.Name, Start: e.clock().Now(), env: e, contracts: e.Target.Contracts()}
 	if sc.Expected != nil {
 		s.expected = sc.Expected(e.Profile, s.contracts)
 	}
 	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: e.Target.Name(), Started: s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "target", e.Target.Name())
-	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.Run(ctx, e, s)))
-}
-
-// TargetScope is one target scenario's run: its samples, facts and loads.
-type TargetScope struct {
-	Name  string
-	Start time.Time
-
-	env       *TargetEnv
-	contracts target.Contracts
-	expected  time.Duration
-
-	mu      sync.Mutex
-	phase   string
-	samples []target.Sample
-	facts   []reports.Fact
-	loads   []TargetLoad
-	load    TargetLoad // the load running now (its in-flight goes in the timeline)
-}
-
-// Since is seconds from the scenario's start to t (0.1 s resolution).
-func (s *TargetScope) Since(t time.Time) float64 { return math.Round(t.Sub(s.Start).Seconds()*10) / 10 }
-
-func (s *TargetScope) now() time.Time { return s.env.clock().Now() }
-
-// Phase names what the scenario does now.
-func (s *TargetScope) Phase(p string) {
-	s.mu.Lock()
-	s.phase = p
-	s.mu.Unlock()
-	s.env.Log.Info("phase", "scenario", s.Name, "phase", p)
+	return endVerdict(ctx, e.Results, e.Log, s.finishTarget(sc.Run(ctx, e, s)))
 }
 
 // contract is the target's contract for f (a missing one is not
 // applicable: Contracts.Check has refused such a target before the run).
-func (s *TargetScope) contract(f target.Fact) target.Contract {
+func (s *Scope) contract(f target.Fact) target.Contract {
 	c, ok := s.contracts[f]
 	if !ok {
 		return target.Contract{NotApplicable: "the target declares no contract for it"}
@@ -251,7 +178,7 @@ func (s *TargetScope) contract(f target.Fact) target.Contract {
 
 // applies reports whether the target promises f; when it does not, the
 // fact is recorded not applicable with the target's reason.
-func (s *TargetScope) applies(f target.Fact) bool {
+func (s *Scope) applies(f target.Fact) bool {
 	c := s.contract(f)
 	if c.Applies {
 		return true
@@ -263,7 +190,7 @@ func (s *TargetScope) applies(f target.Fact) bool {
 }
 
 // check records fact f, judged on the target's contract, and returns ok.
-func (s *TargetScope) check(f target.Fact, ok bool, format string, args ...any) bool {
+func (s *Scope) check(f target.Fact, ok bool, format string, args ...any) bool {
 	c := s.contract(f)
 	rf := reports.Fact{Name: string(f), Passed: ok, Detail: fmt.Sprintf(format, args...), Contract: c.Text}
 	s.mu.Lock()
@@ -277,33 +204,27 @@ func (s *TargetScope) check(f target.Fact, ok bool, format string, args ...any) 
 
 // sample reads the target once, records the reading and its timeline
 // point, and returns it.
-func (s *TargetScope) sample(ctx context.Context) target.Sample {
+func (s *Scope) sample(ctx context.Context) target.Sample {
 	st, err := s.env.Target.State(ctx)
 	s.mu.Lock()
-	l := s.load
+	l := s.tload
 	s.mu.Unlock()
 	smp := target.SampleOf(st)
 	if smp.At.IsZero() {
 		smp.At = s.now()
 	}
-	var calls reports.Calls
 	if l != nil {
 		smp.InFlight, smp.VUs = l.InFlight(), l.VUs()
-		calls = l.Calls()
 	}
 	if err != nil {
 		smp.Err = err.Error()
 	}
 	s.mu.Lock()
-	s.samples = append(s.samples, smp)
-	phase := s.phase
+	s.tsamples = append(s.tsamples, smp)
 	s.mu.Unlock()
 	s.env.write(reports.KindTimeline, reports.TimelinePoint{Scenario: s.Name, T: s.Since(smp.At), InFlight: smp.InFlight, VUs: smp.VUs,
 		Count: st.Count, Ready: st.Ready, Desired: st.Desired, Min: st.Min, Max: st.Max, Metric: st.Metric, HasMetric: st.HasMetric, Err: smp.Err})
-	if p := s.env.Progress; p != nil {
-		p(Status{Scenario: s.Name, Phase: phase, Elapsed: smp.At.Sub(s.Start), Expected: s.expected, VUs: smp.VUs,
-			Count: st.Count, Max: st.Max, Ready: st.Ready, Calls: calls})
-	}
+	s.progress()
 	return smp
 }
 
@@ -315,7 +236,7 @@ var errTimeout = errors.New("timed out")
 // reading (returned) or timeout has passed (errTimeout wrapped with what),
 // at most timeout ÷ interval + 2 readings. The first reading is taken at
 // once.
-func (s *TargetScope) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error) {
+func (s *Scope) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error) {
 	start := s.now()
 	iv := s.env.Profile.SampleInterval
 	n := int(timeout/iv) + 2
@@ -344,7 +265,7 @@ func semiSuffix(e string) string {
 }
 
 // hold samples for d (every sample interval), or until stop returns true.
-func (s *TargetScope) hold(ctx context.Context, d time.Duration, stop func() bool) error {
+func (s *Scope) hold(ctx context.Context, d time.Duration, stop func() bool) error {
 	_, err := s.waitFor(ctx, "the hold's end", d, func(target.Sample) bool { return stop != nil && stop() })
 	if errors.Is(err, errTimeout) {
 		return nil
@@ -354,7 +275,7 @@ func (s *TargetScope) hold(ctx context.Context, d time.Duration, stop func() boo
 
 // startLoad starts lp against the target's load URL (or the env's
 // StartLoad) and makes it the load whose in-flight the timeline records.
-func (s *TargetScope) startLoad(ctx context.Context, lp load.Profile) TargetLoad {
+func (s *Scope) startLoad(ctx context.Context, lp load.Profile) TargetLoad {
 	start := s.env.StartLoad
 	if start == nil {
 		start = func(ctx context.Context, lp load.Profile) TargetLoad {
@@ -363,14 +284,14 @@ func (s *TargetScope) startLoad(ctx context.Context, lp load.Profile) TargetLoad
 	}
 	l := start(ctx, lp)
 	s.mu.Lock()
-	s.loads = append(s.loads, l)
-	s.load = l
+	s.tloads = append(s.tloads, l)
+	s.tload = l
 	s.mu.Unlock()
 	return l
 }
 
 // constantLoad is the profile's VUs for at most d.
-func (s *TargetScope) constantLoad(d time.Duration) load.Profile {
+func (s *Scope) constantLoad(d time.Duration) load.Profile {
 	p := s.env.Profile
 	lp := load.ConstantVUs(p.VUs, d)
 	lp.GracefulStop, lp.ThinkTime = p.GracefulStop, p.ThinkTime
@@ -379,7 +300,7 @@ func (s *TargetScope) constantLoad(d time.Duration) load.Profile {
 
 // settle waits, unjudged, until the count is at min with no load, so that
 // a scenario starts from rest.
-func (s *TargetScope) settle(ctx context.Context) error {
+func (s *Scope) settle(ctx context.Context) error {
 	s.Phase("waiting for the count to settle at min")
 	// as long as the contract allows the count to come back to min (a
 	// trigger whose query looks back minutes holds it up that long)
@@ -393,11 +314,11 @@ func (s *TargetScope) settle(ctx context.Context) error {
 }
 
 // good returns the readings that did not fail, from `from` on.
-func (s *TargetScope) good(from time.Time) []target.Sample {
+func (s *Scope) good(from time.Time) []target.Sample {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []target.Sample
-	for _, x := range s.samples {
+	for _, x := range s.tsamples {
 		if x.Err == "" && !x.At.Before(from) {
 			out = append(out, x)
 		}
@@ -405,13 +326,13 @@ func (s *TargetScope) good(from time.Time) []target.Sample {
 	return out
 }
 
-// finish stops the loads, writes their seconds, and builds the verdict: it
+// finishTarget stops the loads, writes their seconds, and builds the verdict: it
 // passes when the run had no error, at least one fact was judged and
 // passed, and none failed; a scenario whose facts are all not applicable
 // is skipped with their reasons (nothing judged).
-func (s *TargetScope) finish(runErr error) reports.Verdict {
+func (s *Scope) finishTarget(runErr error) reports.Verdict {
 	s.mu.Lock()
-	loads := append([]TargetLoad(nil), s.loads...)
+	loads := append([]TargetLoad(nil), s.tloads...)
 	s.mu.Unlock()
 	v := reports.Verdict{Scenario: s.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	for _, l := range loads {

@@ -300,7 +300,7 @@ func (h *fakeHPA) Trail(_ context.Context, since time.Time) ([]target.Change, er
 
 // fakeEnv is a target env on a fake clock, its loads feeding the fake's
 // signal.
-func fakeEnv(h *fakeHPA) *TargetEnv {
+func fakeEnv(h *fakeHPA) *Env {
 	p := TargetQuick()
 	p.VUs, p.SpikeVUScale = 64, 1 // the fake's threshold is tuned to the published concurrency
 	e := NewTargetEnv(h, nil, p, nil, slog.New(slog.DiscardHandler))

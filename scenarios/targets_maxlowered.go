@@ -18,15 +18,15 @@ const loweredMax = 2
 // there while the load holds LoweredHold (FactLoweredMax); the admin's
 // change and the restore of the bounds are accepted (FactAdminAllowed).
 // The bounds are restored also when the scenario fails.
-func TargetMaxLowered() TargetScenario {
-	return TargetScenario{
+func TargetMaxLowered() Scenario {
+	return Scenario{
 		Name:  "target-max-lowered",
 		Title: "at 3 under load an admin lowers max to 2: the count follows within the bound; the admin may change the bounds",
 		Facts: []target.Fact{target.FactLoweredMax, target.FactAdminAllowed},
 		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 3*p.SyncPeriod + p.MetricResolution + p.LoweredHold
 		},
-		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			t := e.Target
 			before := s.sample(ctx)
 			if before.Err != "" {
@@ -80,7 +80,7 @@ func TargetMaxLowered() TargetScenario {
 
 // judgeLoweredMax waits for the count to come to at most loweredMax within
 // the contract's bound, then holds the load and checks it stays there.
-func judgeLoweredMax(ctx context.Context, e *TargetEnv, s *TargetScope, c target.Contract, at time.Time) error {
+func judgeLoweredMax(ctx context.Context, e *Env, s *Scope, c target.Contract, at time.Time) error {
 	iv := e.Profile.SampleInterval
 	var x target.Sample
 	var err error

@@ -18,13 +18,13 @@ import (
 // with the reason, never passes it. With them: under a low load (2 VUs)
 // the newest worker is frozen for OutageHold, and the count never falls
 // below the count at the freeze while it is frozen.
-func TargetOutage() TargetScenario {
-	return TargetScenario{
+func TargetOutage() Scenario {
+	return Scenario{
 		Name:     "target-outage",
 		Title:    "a frozen worker: the count never falls while it cannot answer",
 		Facts:    []target.Fact{target.FactOutageHolds},
 		Expected: func(p Profile, _ target.Contracts) time.Duration { return p.OutageHold },
-		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			if !s.applies(target.FactOutageHolds) {
 				return nil
 			}

@@ -20,15 +20,15 @@ import (
 // count must stay min + 2 for CountHold, then the scenario puts it back);
 // the trail since the scenario's start has at least one entry and every
 // entry names its actor (FactTrailActor).
-func TargetRoles() TargetScenario {
-	return TargetScenario{
+func TargetRoles() Scenario {
+	return Scenario{
 		Name:  "target-roles",
 		Title: "a viewer is refused; a count set by hand is kept or put back as the contract says; the trail names the actor",
 		Facts: []target.Fact{target.FactViewerRefused, target.FactCountSet, target.FactTrailActor},
 		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.CountHold + 2*p.SyncPeriod + p.MetricResolution
 		},
-		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			t := e.Target
 			if err := s.settle(ctx); err != nil {
 				return err
@@ -86,7 +86,7 @@ func TargetRoles() TargetScenario {
 
 // countSet judges FactCountSet: an admin sets the count to min + 2; a
 // contract with a Bound means "put back within Bound", one without "kept".
-func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before target.Sample) error {
+func countSet(ctx context.Context, e *Env, s *Scope, before target.Sample) error {
 	c := s.contract(target.FactCountSet)
 	want := before.Min + 2
 	if want > before.Max {
@@ -133,7 +133,7 @@ func countSet(ctx context.Context, e *TargetEnv, s *TargetScope, before target.S
 }
 
 // next waits one sample interval and reads the target.
-func (s *TargetScope) next(ctx context.Context) (target.Sample, error) {
+func (s *Scope) next(ctx context.Context) (target.Sample, error) {
 	if err := s.env.clock().Sleep(ctx, s.env.Profile.SampleInterval); err != nil {
 		return target.Sample{}, err
 	}

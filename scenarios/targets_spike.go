@@ -54,15 +54,15 @@ func backWait(p Profile, back target.Contract) time.Duration {
 // target at or before it (FactNoEarlyScaleDown, see earlyScaleDowns); and
 // the count back at min within Bound plus backMargin of the load's end
 // (FactBackToMin).
-func TargetSpike() TargetScenario {
-	return TargetScenario{
+func TargetSpike() Scenario {
+	return Scenario{
 		Name:  "target-spike",
 		Title: "the k6 stages of Grafana's post (ramp up, hold, two spikes, ramp down): up, within bounds, no early scale-down, back to min",
 		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactNoEarlyScaleDown, target.FactBackToMin},
 		Expected: func(p Profile, c target.Contracts) time.Duration {
 			return targetSpikeProfile(p).TotalDuration() + backWait(p, c[target.FactBackToMin])
 		},
-		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			if err := s.settle(ctx); err != nil {
 				return err
 			}

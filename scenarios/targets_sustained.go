@@ -17,15 +17,15 @@ import (
 // (FactWithinBounds); and every change of the count the readings saw has a
 // trail entry to the same count within the contract's Bound, the trail read
 // once the load has stopped (FactTrail).
-func TargetSustained() TargetScenario {
-	return TargetScenario{
+func TargetSustained() Scenario {
+	return Scenario{
 		Name:  "target-sustained",
 		Title: "a steady load above the threshold: scales up within the bound, the count within min and max, every change in the trail",
 		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactTrail},
 		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.SyncPeriod + p.MetricResolution + p.SustainHold
 		},
-		Run: func(ctx context.Context, e *TargetEnv, s *TargetScope) error {
+		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			if err := s.settle(ctx); err != nil {
 				return err
 			}

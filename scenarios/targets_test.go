@@ -24,7 +24,7 @@ func TestTargetScenarios(t *testing.T) {
 		name, broken string
 		console      bool // the fake and its contracts are the console's
 		hpaOnConsole bool // an HPA-like fake judged on the console's contracts
-		scenario     TargetScenario
+		scenario     Scenario
 		fails        target.Fact // "": the scenario passes
 	}{
 		{name: "roles", scenario: TargetRoles()},

@@ -166,7 +166,7 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 // targetRun is a run's target part: its scenarios and profile, and for the
 // console the console's profile the zone it makes is judged under.
 type targetRun struct {
-	list []scenarios.TargetScenario
+	list []scenarios.Scenario
 	prof scenarios.Profile
 	// console is set when the target is the reference console (--target
 	// console with the target scenarios): the run's console profile (the
