@@ -250,11 +250,8 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 
 // RunOne runs one scenario and returns (and writes) its verdict.
 func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
-	if e.Target != nil {
-		return e.runTarget(ctx, sc)
-	}
 	s := newScope(e, sc)
-	e.write(reports.KindScenario, map[string]any{"scenario": sc.Name, "title": sc.title(e.Profile), "zone": s.Zone, "started": s.Start})
+	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.title(e.Profile), Zone: s.Zone, Started: s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
 	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.Run(ctx, e, s)))
 }

@@ -59,8 +59,11 @@ type Scope struct {
 
 func newScope(e *Env, sc Scenario) *Scope {
 	s := &Scope{Name: sc.Name, Zone: sc.Name + "-" + e.RunTag, Start: e.clock().Now(), env: e}
+	if e.Target != nil { // a target run judges the target's scale target, not a zone of its own
+		s.Zone, s.contracts = e.Target.Name(), e.Target.Contracts()
+	}
 	if sc.Expected != nil {
-		s.expected = sc.Expected(e.Profile, nil)
+		s.expected = sc.Expected(e.Profile, s.contracts)
 	}
 	s.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	return s
@@ -274,14 +277,22 @@ func (s *Scope) Samples() []observe.Sample {
 	return s.sampler.Samples()
 }
 
-// finish stops sampling and loads, adds the run-wide facts (5xx, /readyz),
-// derives scale events, judges the workers' in-flight for imbalance (a
-// flag, never a failed fact: reports.Imbalance), and returns the verdict.
+// finish stops sampling and loads, writes the loads' seconds, and builds
+// the verdict (Decide). On the console it first adds the run-wide facts
+// (5xx, /readyz, the contract's, the sibling zone's, the canary's), derives
+// scale events, and judges the workers' in-flight for imbalance (a flag,
+// never a failed fact: reports.Imbalance); a target run judges only what
+// its scenario checked.
 func (s *Scope) finish(runErr error) reports.Verdict {
 	s.mu.Lock()
 	loads := append([]*loadRun(nil), s.loads...)
+	tloads := append([]TargetLoad(nil), s.tloads...)
 	s.mu.Unlock()
 	for _, l := range loads {
+		l.Stop()
+		l.Wait()
+	}
+	for _, l := range tloads {
 		l.Stop()
 		l.Wait()
 	}
@@ -304,14 +315,24 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 			s.env.write(reports.KindSecond, sec)
 		}
 	}
+	for _, l := range tloads {
+		v.Calls.Add(l.Calls())
+		p95s = append(p95s, l.P95ms())
+		for _, sec := range l.Seconds(s.Name, s.Start) {
+			s.env.write(reports.KindSecond, sec)
+		}
+	}
 	for _, p := range p95s {
 		v.P95ms = math.Max(v.P95ms, p)
 	}
 	samples := s.Samples()
-	for _, smp := range samples {
+	for _, smp := range append(samples, s.good(time.Time{})...) {
 		if smp.Err == "" && smp.Count > v.PeakCount {
 			v.PeakCount = smp.Count
 		}
+	}
+	if s.env.Target != nil {
+		return s.verdictOf(v, runErr)
 	}
 	for _, ev := range scaleEvents(s, samples, loads) {
 		s.env.write(reports.KindEvent, ev)
@@ -371,6 +392,11 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		}
 		s.Check("console /readyz stayed 200", len(mine) == 0, "%s", detail)
 	}
+	return s.verdictOf(v, runErr)
+}
+
+// verdictOf is v with the scope's facts, decided (Decide).
+func (s *Scope) verdictOf(v reports.Verdict, runErr error) reports.Verdict {
 	s.mu.Lock()
 	v.Facts = append([]reports.Fact(nil), s.facts...)
 	s.mu.Unlock()

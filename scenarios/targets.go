@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -153,17 +152,6 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 		out = append(out, e.RunOne(ctx, sc))
 	}
 	return out
-}
-
-// runTarget is RunOne on a target (Env.Target).
-func (e *Env) runTarget(ctx context.Context, sc Scenario) reports.Verdict {
-	s := &Scope{Name: sc.Name, Start: e.clock().Now(), env: e, contracts: e.Target.Contracts()}
-	if sc.Expected != nil {
-		s.expected = sc.Expected(e.Profile, s.contracts)
-	}
-	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: e.Target.Name(), Started: s.Start})
-	e.Log.Info("scenario start", "scenario", sc.Name, "target", e.Target.Name())
-	return endVerdict(ctx, e.Results, e.Log, s.finishTarget(sc.Run(ctx, e, s)))
 }
 
 // contract is the target's contract for f (a missing one is not
@@ -324,34 +312,6 @@ func (s *Scope) good(from time.Time) []target.Sample {
 		}
 	}
 	return out
-}
-
-// finishTarget stops the loads, writes their seconds, and builds the verdict: it
-// passes when the run had no error, at least one fact was judged and
-// passed, and none failed; a scenario whose facts are all not applicable
-// is skipped with their reasons (nothing judged).
-func (s *Scope) finishTarget(runErr error) reports.Verdict {
-	s.mu.Lock()
-	loads := append([]TargetLoad(nil), s.tloads...)
-	s.mu.Unlock()
-	v := reports.Verdict{Scenario: s.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
-	for _, l := range loads {
-		l.Stop()
-		l.Wait()
-		v.Calls.Add(l.Calls())
-		v.P95ms = math.Max(v.P95ms, l.P95ms())
-		for _, sec := range l.Seconds(s.Name, s.Start) {
-			s.env.write(reports.KindSecond, sec)
-		}
-	}
-	v.DurationS = s.Since(s.now())
-	for _, x := range s.good(time.Time{}) {
-		v.PeakCount = max(v.PeakCount, x.Count)
-	}
-	s.mu.Lock()
-	v.Facts = append([]reports.Fact(nil), s.facts...)
-	s.mu.Unlock()
-	return Decide(v, runErr)
 }
 
 // isTimeout reports a waitFor that ran out of time (not a stopped run).
