@@ -225,12 +225,9 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 	defer func() { cancel(); <-done }()
 
 	var out []reports.Verdict
-	st, err := e.Console.SetAutorebalance(ctx, e.Endpoints.Keys.SuperAdmin.Key,
-		consoleclient.Autorebalance{Enabled: true, IntervalSeconds: e.Profile.SchedulerInterval.Seconds()})
-	if err != nil || st != http.StatusOK {
-		msg := fmt.Sprintf("turning on auto-rebalance every %s: HTTP %d %v", e.Profile.SchedulerInterval, st, err)
+	if err := e.enableAutorebalance(ctx); err != nil {
 		for _, sc := range list {
-			v := reports.Verdict{Scenario: sc.Name, Error: msg}
+			v := reports.Verdict{Scenario: sc.Name, Error: err.Error()}
 			e.write(reports.KindVerdict, v)
 			out = append(out, v)
 		}
@@ -246,6 +243,29 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 		out = append(out, e.RunOne(ctx, sc))
 	}
 	return out
+}
+
+// enableAutorebalance turns the console's auto-rebalance scheduler on at
+// the profile's interval (PUT /api/v1/config/autorebalance as the super
+// admin); the error names the answer.
+func (e *Env) enableAutorebalance(ctx context.Context) error {
+	st, err := e.Console.SetAutorebalance(ctx, e.Endpoints.Keys.SuperAdmin.Key,
+		consoleclient.Autorebalance{Enabled: true, IntervalSeconds: e.Profile.SchedulerInterval.Seconds()})
+	if err != nil || st != http.StatusOK {
+		return fmt.Errorf("turning on auto-rebalance every %s: HTTP %d %v", e.Profile.SchedulerInterval, st, err)
+	}
+	return nil
+}
+
+// createZone creates zone of the env's group with count 1 and max maxCount,
+// as the group admin.
+func (e *Env) createZone(ctx context.Context, zone string, maxCount int) error {
+	one := 1
+	st, err := e.Console.PutZone(ctx, e.Endpoints.Keys.GroupAdmin.Key, e.Endpoints.Group, zone, consoleclient.Update{Count: &one, MaxCount: &maxCount})
+	if err != nil || st != http.StatusOK {
+		return fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", e.Endpoints.Group, zone, maxCount, st, err)
+	}
+	return nil
 }
 
 // RunOne runs one scenario and returns (and writes) its verdict.

@@ -147,10 +147,8 @@ func (s *Scope) admin() string { return s.env.Endpoints.Keys.GroupAdmin.Key }
 // starts sampling it every SampleInterval, and waits until one worker is ready.
 func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	e := s.env
-	one := 1
-	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &one, MaxCount: &max})
-	if err != nil || st != http.StatusOK {
-		return fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", e.Endpoints.Group, s.Zone, max, st, err)
+	if err := e.createZone(ctx, s.Zone, max); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	s.maxCount = max
@@ -169,7 +167,7 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	s.stopSamp = cancel
 	s.sampDone = make(chan struct{})
 	go func() { defer close(s.sampDone); s.sampler.Run(sctx) }()
-	_, err = s.sampler.WaitFor(ctx, "the first worker to be ready", 30*time.Second+e.Profile.BootDelay*2,
+	_, err := s.sampler.WaitFor(ctx, "the first worker to be ready", 30*time.Second+e.Profile.BootDelay*2,
 		func(x observe.Sample) bool { return x.Count == 1 && x.Ready >= 1 })
 	if err != nil {
 		return err

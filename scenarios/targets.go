@@ -25,6 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -116,6 +118,39 @@ func NewTargetEnv(t target.Target, ref *platform.TargetRef, p Profile, w *report
 		e.LoadURL, e.Namespace, e.Deployment = ref.LoadURL, ref.Namespace, ref.Deployment
 	}
 	return e
+}
+
+// ConsoleTarget makes the zone the target scenarios judge on the console
+// of the env (a console Env, NewEnv; its profile is the console's): it turns
+// the auto-rebalance scheduler on at the profile's interval (as Run does),
+// creates zone targets-<RunTag> of the group with count 1 and the profile's
+// max, takes the step policy's settings from the console
+// (contractSettings: GET /api/v1/config/autoscale, else the profile's),
+// and waits (at most 30 s + twice the boot delay) until the zone answers a
+// call through the edge (WaitServed). The ref addresses the zone's workers
+// for the fault actions as namespace = the group, deployment = the zone,
+// and sends the load to {EdgeURL}/g/{group}/z/{zone}. say reports the
+// zone and its settings.
+func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (target.Target, *platform.TargetRef, target.ConsoleSettings, error) {
+	var no target.ConsoleSettings
+	if err := e.enableAutorebalance(ctx); err != nil {
+		return nil, nil, no, err
+	}
+	zone, group, maxCount := "targets-"+e.RunTag, e.Endpoints.Group, e.Profile.Max
+	if err := e.createZone(ctx, zone, maxCount); err != nil {
+		return nil, nil, no, err
+	}
+	cs := e.contractSettings(ctx)
+	s := target.ConsoleSettings{UpCooldown: cs.UpCooldown, DownCooldown: cs.DownCooldown, Interval: cs.Interval, LowRounds: cs.LowRounds, Max: maxCount}
+	say("console zone %s/%s, max %d: scheduler every %s, cooldowns up %s / down %s, %d low rounds (from %s)",
+		group, zone, maxCount, s.Interval, s.UpCooldown, s.DownCooldown, s.LowRounds, cs.Source)
+	t := target.NewConsoleWith(e.Console, e.Endpoints.Keys, group, zone, s)
+	ref := &platform.TargetRef{Kind: string(target.Console), Workload: "worker", Namespace: group, Deployment: zone,
+		LoadURL: strings.TrimRight(e.Endpoints.EdgeURL, "/") + "/g/" + group + "/z/" + zone}
+	if err := WaitServed(ctx, &http.Client{Timeout: 5 * time.Second}, ref.LoadURL+"/mcp", 30*time.Second+2*e.Profile.BootDelay); err != nil {
+		return nil, nil, no, fmt.Errorf("zone %s/%s: %w", group, zone, err)
+	}
+	return t, ref, s, nil
 }
 
 // TargetScenarios returns the target scenarios in run order: the roles

@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
-	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 	"github.com/scaleproof/scaleproof/scenarios/target/kube"
@@ -173,8 +168,6 @@ type targetRun struct {
 	// scheduler interval it turns on, the zone's max, the cooldowns when
 	// the console does not show its own).
 	console *scenarios.Profile
-	// zone is the console zone the run made ("" for hpa and keda).
-	zone string
 }
 
 func newTargetRun(profile string, names []string) (*targetRun, error) {
@@ -217,7 +210,7 @@ func (r *targetRun) run(ctx context.Context, pf platform.Platform, ep platform.E
 	if r.console != nil {
 		var s target.ConsoleSettings
 		var err error
-		if t, ref, s, err = r.consoleTarget(ctx, ep, say); err != nil {
+		if t, ref, s, err = scenarios.NewEnv(ep, *r.console, w, log).ConsoleTarget(ctx, say); err != nil {
 			return fail(err)
 		}
 		prof = consoleTargetProfile(prof, s)
@@ -237,53 +230,6 @@ func (r *targetRun) run(ctx context.Context, pf platform.Platform, ep platform.E
 		env.Faults = f
 	}
 	return env.Run(ctx, r.list)
-}
-
-// consoleTarget makes the zone the target scenarios judge on the console
-// of ep: it turns the auto-rebalance scheduler on at the console profile's
-// interval (as the console's own scenarios do), creates zone targets-<4
-// hex digits> of ep.Group with count 1 and the profile's max, reads the
-// step policy's settings from GET /api/v1/config/autoscale (the profile's
-// when the console does not show them), and waits (at most 30 s + twice
-// the boot delay) until its first worker is ready and answers a call
-// through the edge. The ref addresses the zone's workers for the fault
-// actions as namespace = the group, deployment = the zone, and sends the
-// load to {EdgeURL}/g/{group}/z/{zone}.
-func (r *targetRun) consoleTarget(ctx context.Context, ep platform.Endpoints, say func(string, ...any)) (target.Target, *platform.TargetRef, target.ConsoleSettings, error) {
-	cp := *r.console
-	c := consoleclient.New(ep.ConsoleURL, 10*time.Second)
-	super, admin := ep.Keys.SuperAdmin.Key, ep.Keys.GroupAdmin.Key
-	var no target.ConsoleSettings
-	st, err := c.SetAutorebalance(ctx, super, consoleclient.Autorebalance{Enabled: true, IntervalSeconds: cp.SchedulerInterval.Seconds()})
-	if err != nil || st != http.StatusOK {
-		return nil, nil, no, fmt.Errorf("turning on auto-rebalance every %s: HTTP %d %v", cp.SchedulerInterval, st, err)
-	}
-	b := make([]byte, 2)
-	_, _ = rand.Read(b)
-	r.zone = "targets-" + hex.EncodeToString(b)
-	one, maxCount := 1, cp.Max
-	if st, err := c.PutZone(ctx, admin, ep.Group, r.zone, consoleclient.Update{Count: &one, MaxCount: &maxCount}); err != nil || st != http.StatusOK {
-		return nil, nil, no, fmt.Errorf("create zone %s/%s with count 1, max %d: HTTP %d %v", ep.Group, r.zone, maxCount, st, err)
-	}
-	s := target.ConsoleSettings{UpCooldown: cp.UpCooldown, DownCooldown: cp.DownCooldown, Interval: cp.SchedulerInterval, LowRounds: 3, Max: maxCount}
-	source := "the profile " + cp.Name
-	if ac, st, err := c.GetAutoscaleConfig(ctx, super); err == nil && st == http.StatusOK && ac.LowRounds > 0 {
-		s, source = target.ConsoleSettingsFrom(ac, maxCount), "GET /api/v1/config/autoscale"
-		if s.Interval <= 0 {
-			s.Interval = cp.SchedulerInterval
-		}
-	} else {
-		source += fmt.Sprintf(" (GET /api/v1/config/autoscale: HTTP %d %v)", st, err)
-	}
-	say("console zone %s/%s, max %d: scheduler every %s, cooldowns up %s / down %s, %d low rounds (from %s)",
-		ep.Group, r.zone, maxCount, s.Interval, s.UpCooldown, s.DownCooldown, s.LowRounds, source)
-	t := target.NewConsoleWith(c, ep.Keys, ep.Group, r.zone, s)
-	ref := &platform.TargetRef{Kind: string(target.Console), Workload: "worker", Namespace: ep.Group, Deployment: r.zone,
-		LoadURL: strings.TrimRight(ep.EdgeURL, "/") + "/g/" + ep.Group + "/z/" + r.zone}
-	if err := scenarios.WaitServed(ctx, &http.Client{Timeout: 5 * time.Second}, ref.LoadURL+"/mcp", 30*time.Second+2*cp.BootDelay); err != nil {
-		return nil, nil, no, fmt.Errorf("zone %s/%s: %w", ep.Group, r.zone, err)
-	}
-	return t, ref, s, nil
 }
 
 // consoleTargetProfile fits the target profile to the console's settings:
