@@ -111,7 +111,7 @@ func (s *Scope) judgeSibling() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	f := FactSiblingUnmoved(sib.zone, sib.before, s.snapshot(ctx, sib.zone))
-	s.record(f)
+	record(s, f)
 }
 
 // FactSiblingUnmoved: a scenario that changed a bound of its zone (a max,

@@ -32,8 +32,8 @@ func (systemClock) Sleep(ctx context.Context, d time.Duration) error {
 // SystemClock is the real clock.
 func SystemClock() Clock { return systemClock{} }
 
-// clockOrSystem is c, or the system clock when c is nil (an Env's or a
-// an unset Env.Clock).
+// clockOrSystem is c, or the system clock when c is nil (an unset
+// Env.Clock).
 func clockOrSystem(c Clock) Clock {
 	if c == nil {
 		return systemClock{}

@@ -92,7 +92,7 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 		if e.Policy == PolicyHPA && !auditFact(f.Name) {
 			continue
 		}
-		s.record(f)
+		record(s, f)
 	}
 	s.judgeStepRounds(ctx, entries)
 }

@@ -95,29 +95,36 @@ func MaxOneNeverScales() Scenario {
 		Name:     "max-1",
 		Title:    "max 1 never scales",
 		Expected: func(p Profile, _ target.Contracts) time.Duration { return p.MaxOneLoad + p.GracefulStop },
-		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if err := s.CreateZone(ctx, 1); err != nil {
-				return err
-			}
-			s.Phase(fmt.Sprintf("%d VUs for %s", e.Profile.VUs, e.Profile.MaxOneLoad))
-			l := s.Load(ctx, e.Profile.MaxOneLoad)
-			l.Wait()
-			if err := l.Err(); err != nil {
-				return err
-			}
-			s.record(FactCountAlwaysOne(s.Samples()))
-			c := l.Calls()
-			if f, judged := FactRefusedAtMaxOne(c, e.Endpoints.Canary, e.Profile); judged {
-				s.record(f)
-			} else {
-				e.Log.Info("back-pressure not judged: the load fits count 1 and the canary",
-					"scenario", s.Name, "vus", e.Profile.VUs, "slots", 2*e.Profile.MaxInflight, "calls_429", c.TooMany)
-			}
-			s.Check("calls served", c.OK > 0, "%d calls ok", c.OK)
+		Flow:     maxOneFlow,
+		OnPlatform: func(ctx context.Context, _ *Env, s *Scope) error {
 			s.judgeBackPressure(ctx)
 			return nil
 		},
 	}
+}
+
+// maxOneFlow is max-1 on any world: the profile's VUs for MaxOneLoad
+// against a zone at max 1; the count is 1 at every sample, the load is
+// refused beyond count 1's capacity (FactRefusedAtMaxOne), and calls are
+// served.
+func maxOneFlow(ctx context.Context, w World) error {
+	p := w.Profile()
+	if err := w.CreateZone(ctx, 1); err != nil {
+		return err
+	}
+	w.Phase(fmt.Sprintf("%d VUs for %s", p.VUs, p.MaxOneLoad))
+	l := w.LoadFor(ctx, p.MaxOneLoad)
+	l.Wait()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	record(w, FactCountAlwaysOne(w.Samples()))
+	c := l.Calls()
+	if f, judged := FactRefusedAtMaxOne(c, w.Canary(), p); judged {
+		record(w, f)
+	}
+	w.Check("calls served", c.OK > 0, "%d calls ok", c.OK)
+	return nil
 }
 
 // factBackPressure is FactBackPressureAtLimit's name.
@@ -160,45 +167,47 @@ func (s *Scope) judgeBackPressure(ctx context.Context) {
 		}
 		read = append(read, WorkerPressure{ID: w.ID, Limit: m.Limit, HighWater: m.HighWater, Refused: m.Refused})
 	}
-	s.record(FactBackPressureAtLimit(read))
+	record(s, FactBackPressureAtLimit(read))
 }
 
-// loadUntilMax applies load and waits until the count reaches max (the
-// decision) and then all max workers are ready. It records both times.
-func loadUntilMax(ctx context.Context, e *Env, s *Scope, d time.Duration) (*loadRun, error) {
-	max := e.Profile.Max
-	s.Phase(fmt.Sprintf("%d VUs until count reaches %d", e.Profile.VUs, max))
-	l := s.Load(ctx, d)
-	reach, err := s.WaitFor(ctx, fmt.Sprintf("count to reach %d", max), e.Profile.UpTimeout,
-		func(x observe.Sample) bool { return x.Count >= max })
-	if !s.Check(fmt.Sprintf("count reaches %d under load", max), err == nil, "%v", errOr(err, "at %.0f s", s.Since(reach.At))) {
-		return l, nil
+// LoadUntilMax applies load and waits until the count reaches max (the
+// decision) and then all max workers are ready (the canaries a sample's
+// Ready counts aside: World.CanariesInReady). It records both times.
+func LoadUntilMax(ctx context.Context, w World, d time.Duration) WorldLoad {
+	p := w.Profile()
+	max := p.Max
+	w.Phase(fmt.Sprintf("%d VUs until count reaches %d", p.VUs, max))
+	l := w.LoadFor(ctx, d)
+	reach, err := w.WaitFor(ctx, fmt.Sprintf("count to reach %d", max), p.UpTimeout,
+		func(x target.Sample) bool { return x.Count >= max })
+	if !w.Check(fmt.Sprintf("count reaches %d under load", max), err == nil, "%v", errOr(err, "at %.0f s", w.Since(reach.At))) {
+		return l
 	}
-	s.verdict.UpToMaxS = s.Since(reach.At)
-	ready, err := s.WaitFor(ctx, fmt.Sprintf("%d workers ready", max), e.Profile.UpTimeout,
-		func(x observe.Sample) bool { return x.Ready >= max })
-	if s.Check(fmt.Sprintf("all %d workers ready", max), err == nil, "%v", errOr(err, "at %.0f s", s.Since(ready.At))) {
-		s.verdict.ReadyMaxS = s.Since(ready.At)
+	w.Times().UpToMaxS = w.Since(reach.At)
+	ready, err := w.WaitFor(ctx, fmt.Sprintf("%d workers ready", max), p.UpTimeout,
+		func(x target.Sample) bool { return x.Ready >= max+w.CanariesInReady() })
+	if w.Check(fmt.Sprintf("all %d workers ready", max), err == nil, "%v", errOr(err, "at %.0f s", w.Since(ready.At))) {
+		w.Times().ReadyMaxS = w.Since(ready.At)
 	}
-	return l, nil
+	return l
 }
 
-// waitBackTo1 waits for the count to come back to 1 after the load and
+// WaitBackTo1 waits for the count to come back to 1 after the load and
 // records the time.
-func waitBackTo1(ctx context.Context, e *Env, s *Scope) {
-	if f, left := FactNeverLeftOne(s.Samples()); !left {
-		s.record(f)
+func WaitBackTo1(ctx context.Context, w World) {
+	if f, left := FactNeverLeftOne(w.Samples()); !left {
+		record(w, f)
 		return
 	}
-	s.Phase("idle until count is back to 1")
-	back, err := s.WaitFor(ctx, "count back to 1", e.Profile.DownTimeout, func(x observe.Sample) bool { return x.Count == 1 })
-	if s.Check("count back to 1 after the load", err == nil, "%v", errOr(err, "at %.0f s", s.Since(back.At))) {
-		s.verdict.BackTo1S = s.Since(back.At)
+	w.Phase("idle until count is back to 1")
+	back, err := w.WaitFor(ctx, "count back to 1", w.Profile().DownTimeout, func(x target.Sample) bool { return x.Count == 1 })
+	if w.Check("count back to 1 after the load", err == nil, "%v", errOr(err, "at %.0f s", w.Since(back.At))) {
+		w.Times().BackTo1S = w.Since(back.At)
 	}
 }
 
-// checkBounds checks 1 <= count <= max at every sample.
-func checkBounds(s *Scope, max int) { s.record(FactCountWithin(s.Samples(), max)) }
+// CheckBounds checks 1 <= count <= max at every sample.
+func CheckBounds(w World, max int) { record(w, FactCountWithin(w.Samples(), max)) }
 
 // The facts below judge the console scenarios from what any world records
 // (its samples, its load's calls), so a platform run and the simulator
@@ -283,26 +292,30 @@ func Sustained() Scenario {
 		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.SchedulerInterval + p.SustainHold + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
 		},
-		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
-				return err
-			}
-			l, err := loadUntilMax(ctx, e, s, e.Profile.UpTimeout+e.Profile.SustainHold)
-			if err != nil || s.verdict.UpToMaxS < 0 {
-				return err
-			}
-			s.Phase(fmt.Sprintf("hold at %d for %s", e.Profile.Max, e.Profile.SustainHold))
-			if err := s.pause(ctx, e.Profile.SustainHold); err != nil {
-				return err
-			}
-			s.Phase("load stops")
-			l.Stop()
-			l.Wait()
-			waitBackTo1(ctx, e, s)
-			checkBounds(s, e.Profile.Max)
-			return l.Err()
-		},
+		Flow: sustainedFlow,
 	}
+}
+
+// sustainedFlow is sustained on any world.
+func sustainedFlow(ctx context.Context, w World) error {
+	p := w.Profile()
+	if err := w.CreateZone(ctx, p.Max); err != nil {
+		return err
+	}
+	l := LoadUntilMax(ctx, w, p.UpTimeout+p.SustainHold)
+	if w.Times().UpToMaxS < 0 {
+		return nil
+	}
+	w.Phase(fmt.Sprintf("hold at %d for %s", p.Max, p.SustainHold))
+	if err := w.Pause(ctx, p.SustainHold); err != nil {
+		return err
+	}
+	w.Phase("load stops")
+	l.Stop()
+	l.Wait()
+	WaitBackTo1(ctx, w)
+	CheckBounds(w, p.Max)
+	return l.Err()
 }
 
 // Burst: "a 45 s burst". Load for the burst's length, then idle: the peak
@@ -317,23 +330,27 @@ func Burst() Scenario {
 		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return p.Burst + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
 		},
-		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
-				return err
-			}
-			s.Phase(fmt.Sprintf("burst: %d VUs for %s", e.Profile.VUs, e.Profile.Burst))
-			l := s.Load(ctx, e.Profile.Burst)
-			l.Wait()
-			peak := 0
-			for _, smp := range s.Samples() {
-				peak = max(peak, smp.Count)
-			}
-			s.Check("burst registered", l.Calls().OK > 0, "peak count %d, %d calls ok", peak, l.Calls().OK)
-			waitBackTo1(ctx, e, s)
-			checkBounds(s, e.Profile.Max)
-			return l.Err()
-		},
+		Flow: burstFlow,
 	}
+}
+
+// burstFlow is burst on any world.
+func burstFlow(ctx context.Context, w World) error {
+	p := w.Profile()
+	if err := w.CreateZone(ctx, p.Max); err != nil {
+		return err
+	}
+	w.Phase(fmt.Sprintf("burst: %d VUs for %s", p.VUs, p.Burst))
+	l := w.LoadFor(ctx, p.Burst)
+	l.Wait()
+	peak := 0
+	for _, smp := range w.Samples() {
+		peak = max(peak, smp.Count)
+	}
+	w.Check("burst registered", l.Calls().OK > 0, "peak count %d, %d calls ok", peak, l.Calls().OK)
+	WaitBackTo1(ctx, w)
+	CheckBounds(w, p.Max)
+	return l.Err()
 }
 
 // MaxLowered: "the max lowered under load". At max under load an admin sets
@@ -357,9 +374,9 @@ func MaxLowered() Scenario {
 			if err := s.ensureSibling(ctx); err != nil {
 				return err
 			}
-			l, err := loadUntilMax(ctx, e, s, e.Profile.UpTimeout+e.Profile.LoweredHold)
-			if err != nil || s.verdict.UpToMaxS < 0 {
-				return err
+			l := LoadUntilMax(ctx, s, e.Profile.UpTimeout+e.Profile.LoweredHold)
+			if s.verdict.UpToMaxS < 0 {
+				return nil
 			}
 			s.Phase("bounds probes at the max under load")
 			s.probeBounds(ctx)

@@ -171,7 +171,7 @@ func (s *Scope) judgeHPA(ctx context.Context, rec *roundRecorder) {
 		return
 	}
 	for _, f := range JudgeHPA(rec.rules, rounds, entries, s.Start) {
-		s.record(f)
+		record(s, f)
 	}
 }
 

@@ -99,7 +99,27 @@ type Scenario struct {
 	// contracts c (nil on the console) for progress ("~N s"), not counting
 	// a target's wait for the count to settle at min first.
 	Expected func(p Profile, c target.Contracts) time.Duration
-	Run      func(ctx context.Context, e *Env, s *Scope) error
+	// Run is the scenario on the console (a platform run) when it has no
+	// Flow.
+	Run func(ctx context.Context, e *Env, s *Scope) error
+	// Flow, when set, is the scenario's steps on any World: a platform run
+	// runs it on the console's Scope and then OnPlatform, and the simulator
+	// runs it on its model, so both judge the scenario by the same code.
+	Flow func(ctx context.Context, w World) error
+	// OnPlatform, when set, judges after a successful Flow what only a
+	// platform offers (the workers' own /metrics); the simulator has none.
+	OnPlatform func(ctx context.Context, e *Env, s *Scope) error
+}
+
+// run runs sc on the console's scope s: its Flow then OnPlatform, or its Run.
+func (sc Scenario) run(ctx context.Context, e *Env, s *Scope) error {
+	if sc.Flow == nil {
+		return sc.Run(ctx, e, s)
+	}
+	if err := sc.Flow(ctx, s); err != nil || sc.OnPlatform == nil {
+		return err
+	}
+	return sc.OnPlatform(ctx, e, s)
 }
 
 // All returns the five load-test scenarios in the published order.
@@ -273,7 +293,7 @@ func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 	s := newScope(e, sc)
 	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.title(e.Profile), Zone: s.Zone, Started: s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
-	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.Run(ctx, e, s)))
+	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.run(ctx, e, s)))
 }
 
 // Decide is the one verdict rule, for every engine and world (the console on

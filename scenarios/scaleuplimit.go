@@ -84,16 +84,16 @@ func ScaleUpLimit() Scenario {
 			if err := l.Err(); err != nil {
 				return err
 			}
-			waitBackTo1(ctx, e, s)
+			WaitBackTo1(ctx, s)
 			stopRounds() // a last read: the step back to 1 has its round
-			checkBounds(s, ScaleUpLimitMax)
+			CheckBounds(s, ScaleUpLimitMax)
 			s.judgeHPA(ctx, rounds)
 			if r, ok := HPARulesOf(s.policy); ok && rounds != nil {
 				got, _, _ := rounds.snapshot()
 				entries, err := s.audit(ctx)
 				if s.Check("the zone's audit trail is readable (rate limit exercised)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
 					f := FactHPALimitExercised(r, r.recs(got), Changes(entries), s.Start)
-					s.record(*f)
+					record(s, *f)
 				}
 			}
 			return nil

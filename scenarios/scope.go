@@ -72,9 +72,6 @@ func newScope(e *Env, sc Scenario) *Scope {
 // Since is seconds from the scenario's start to t.
 func (s *Scope) Since(t time.Time) float64 { return math.Round(t.Sub(s.Start).Seconds()*10) / 10 }
 
-// record adds a fact judged elsewhere (a Fact… function), as Check does.
-func (s *Scope) record(f reports.Fact) bool { return s.Check(f.Name, f.Passed, "%s", f.Detail) }
-
 // now is the run's clock's time (Env.Clock).
 func (s *Scope) now() time.Time { return s.env.clock().Now() }
 
@@ -358,7 +355,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		v.Canary = s.canaryShare(cctx)
 		cancel()
 		if f := FactCanaryTookCalls(v.Canary); f != nil {
-			s.record(*f)
+			record(s, *f)
 		}
 	}
 	if s.env.readyz != nil {

@@ -100,12 +100,12 @@ func Spike() Scenario {
 			if err := l.Err(); err != nil {
 				return err
 			}
-			s.record(FactScaledUnderSpikes(s.Samples()))
-			waitBackTo1(ctx, e, s)
+			record(s, FactScaledUnderSpikes(s.Samples()))
+			WaitBackTo1(ctx, s)
 			stopRec()
 			<-recDone
 
-			checkBounds(s, SpikeMax)
+			CheckBounds(s, SpikeMax)
 			points, source := rec.snapshot(), "the harness's own readings of "+rec.query
 			if rounds != nil {
 				points, source = roundPoints(stopRounds()), "the console's query rounds (the value it read, at its round times)"

@@ -75,10 +75,10 @@ func (s *Scope) judgeStepRounds(ctx context.Context, audit []consoleclient.Audit
 		return
 	}
 	for _, f := range JudgeStepRounds(rules, rounds, gaps, audit, s.Start) {
-		s.record(f)
+		record(s, f)
 	}
 	if f := FactStepWorkers(rounds, s.workerReads(), s.Start); f != nil {
-		s.record(*f)
+		record(s, *f)
 	}
 }
 

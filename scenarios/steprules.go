@@ -355,7 +355,7 @@ func LowStreakReset() Scenario {
 				at = append(at, b.At)
 			}
 			if f := FactStreakReset(cs, at, ch, rounds); f != nil {
-				s.record(*f)
+				record(s, *f)
 			}
 			last := busyRounds[len(busyRounds)-1].At
 			s.Check(fmt.Sprintf("steps down once %d new low rounds have passed", cs.LowRounds), werr == nil, "%v",
@@ -516,7 +516,7 @@ func UnevenLoad() Scenario {
 			}
 			allowed := max(0, end.Sub(changed.Add(cs.UpCooldown)))
 			if f := FactUnevenPlanned(cs, reads); f != nil {
-				s.record(*f)
+				record(s, *f)
 			}
 			upTo := end.Add(cs.Interval) // a round just after the load's end may still see it
 			s.Check("no step up while one worker is busy and the mean is under 50 % (no worker over 80 %)",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -70,7 +71,7 @@ func Calibrate(ctx context.Context, res *reports.Results, base Config) (*Calibra
 	}
 	var names []string
 	for _, v := range res.Verdicts {
-		if scripts[v.Scenario] != nil {
+		if slices.Contains(simulated(), v.Scenario) {
 			names = append(names, v.Scenario)
 		}
 	}

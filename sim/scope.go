@@ -234,7 +234,7 @@ func (s *Sim) runOne(sc scenarios.Scenario) (reports.Verdict, Outcome) {
 	sp.co = s.main
 	sp.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: sp.zname, Started: s.l.Now()})
-	err := scripts[sc.Name](sp)
+	err := sp.run(sc)
 	v := sp.finish(err)
 	s.write(reports.KindVerdict, v)
 	o := Outcome{Scenario: sc.Name, StartS: round1((sp.start - s.runStart).Seconds()), UpToMaxS: v.UpToMaxS, ReadyMaxS: v.ReadyMaxS,

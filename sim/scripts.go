@@ -13,21 +13,41 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
-// scripts are the scenarios in virtual time, step for step as the harness
-// runs them on a platform (scenarios/five.go, spike.go). The facts judged
-// from samples and calls are the catalogue's own functions
-// (scenarios.FactCountAlwaysOne, FactRefusedAtMaxOne, FactNeverLeftOne,
-// FactCountWithin, FactScaledUnderSpikes), so both judge them by the
-// same code. What needs a real console (API
-// keys, roles, HTTP status) is left to the platform runs. Each is keyed by
-// the catalogue's own name, which is defined there alone.
+// A catalogue scenario with a Flow (max-1, sustained, burst) runs that very
+// code on the model (world): the same steps, facts and bounds as on a
+// platform. scripts are the others in virtual time, still written here
+// step for step as the harness runs them on a platform (scenarios/five.go,
+// spike.go), with the catalogue's steps and facts where they have them
+// (scenarios.LoadUntilMax, WaitBackTo1, CheckBounds,
+// FactScaledUnderSpikes); what needs a real console (API keys, roles, HTTP
+// status) is left to the platform runs. Each is keyed by the catalogue's
+// own name, which is defined there alone.
 var scripts = map[string]func(*scope) error{
-	scenarios.ViewerRefused().Name:     viewerRefused,
-	scenarios.MaxOneNeverScales().Name: maxOne,
-	scenarios.Sustained().Name:         sustained,
-	scenarios.Burst().Name:             burst,
-	scenarios.MaxLowered().Name:        maxLowered,
-	scenarios.Spike().Name:             spike,
+	scenarios.ViewerRefused().Name: viewerRefused,
+	scenarios.MaxLowered().Name:    maxLowered,
+	scenarios.Spike().Name:         spike,
+}
+
+// simulates reports whether the simulator runs sc: its Flow, or a script.
+func simulates(sc scenarios.Scenario) bool { return sc.Flow != nil || scripts[sc.Name] != nil }
+
+// simulated names the catalogue scenarios the simulator runs.
+func simulated() []string {
+	var out []string
+	for _, sc := range append(scenarios.All(), scenarios.Spike()) {
+		if simulates(sc) {
+			out = append(out, sc.Name)
+		}
+	}
+	return out
+}
+
+// run runs sc on the scope: its Flow on the model, else its script.
+func (s *scope) run(sc scenarios.Scenario) error {
+	if sc.Flow != nil {
+		return sc.Flow(s.sim.ctx, world{s})
+	}
+	return scripts[sc.Name](s)
 }
 
 // viewerRefused: roles are the console's, not the model's; in virtual time
@@ -45,94 +65,13 @@ func viewerRefused(s *scope) error {
 	return nil
 }
 
-func maxOne(s *scope) error {
-	p := s.profile()
-	if err := s.createZone(1); err != nil {
-		return err
-	}
-	l := s.load(p.MaxOneLoad)
-	l.wait()
-	s.record(scenarios.FactCountAlwaysOne(s.samples))
-	if f, judged := scenarios.FactRefusedAtMaxOne(l.calls, s.z.m.Canary > 0, p); judged {
-		s.record(f)
-	}
-	s.check("calls served", l.calls.OK > 0, "%d calls ok", l.calls.OK)
-	return nil
-}
-
-// loadUntilMax applies load and waits until the count reaches max, then
-// until all max workers are ready; it records both times.
-func loadUntilMax(s *scope, d time.Duration) *loadRun {
-	p := s.profile()
-	l := s.load(d)
-	reach, err := s.waitFor(fmt.Sprintf("count to reach %d", p.Max), p.UpTimeout, func(x target.Sample) bool { return x.Count >= p.Max })
-	if !s.check(fmt.Sprintf("count reaches %d under load", p.Max), err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(reach.At))) {
-		return l
-	}
-	s.verdict.UpToMaxS = s.sinceAt(reach.At)
-	// Discovery lists the canaries too (Model.Canary): all max workers are
-	// ready when max + canaries endpoints are.
-	ready, err := s.waitFor(fmt.Sprintf("%d workers ready", p.Max), p.UpTimeout, func(x target.Sample) bool { return x.Ready >= p.Max+s.z.m.Canary })
-	if s.check(fmt.Sprintf("all %d workers ready", p.Max), err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(ready.At))) {
-		s.verdict.ReadyMaxS = s.sinceAt(ready.At)
-	}
-	return l
-}
-
-func waitBackTo1(s *scope) {
-	if f, left := scenarios.FactNeverLeftOne(s.samples); !left {
-		s.record(f)
-		return
-	}
-	back, err := s.waitFor("count back to 1", s.profile().DownTimeout, func(x target.Sample) bool { return x.Count == 1 })
-	if s.check("count back to 1 after the load", err == nil, "%s", errOr(err, "at %.0f s", s.sinceAt(back.At))) {
-		s.verdict.BackTo1S = s.sinceAt(back.At)
-	}
-}
-
-func checkBounds(s *scope, maxCount int) { s.record(scenarios.FactCountWithin(s.samples, maxCount)) }
-
-func sustained(s *scope) error {
-	p := s.profile()
-	if err := s.createZone(p.Max); err != nil {
-		return err
-	}
-	l := loadUntilMax(s, p.UpTimeout+p.SustainHold)
-	if s.verdict.UpToMaxS < 0 {
-		return nil
-	}
-	s.pause(p.SustainHold)
-	l.stop()
-	l.wait()
-	waitBackTo1(s)
-	checkBounds(s, p.Max)
-	return nil
-}
-
-func burst(s *scope) error {
-	p := s.profile()
-	if err := s.createZone(p.Max); err != nil {
-		return err
-	}
-	l := s.load(p.Burst)
-	l.wait()
-	peak := 0
-	for _, smp := range s.samples {
-		peak = max(peak, smp.Count)
-	}
-	s.check("burst registered", l.calls.OK > 0, "peak count %d, %d calls ok", peak, l.calls.OK)
-	waitBackTo1(s)
-	checkBounds(s, p.Max)
-	return nil
-}
-
 func maxLowered(s *scope) error {
 	p := s.profile()
 	sim := s.sim
 	if err := s.createZone(p.Max); err != nil {
 		return err
 	}
-	l := loadUntilMax(s, p.UpTimeout+p.LoweredHold)
+	l := scenarios.LoadUntilMax(s.sim.ctx, world{s}, p.UpTimeout+p.LoweredHold)
 	if s.verdict.UpToMaxS < 0 {
 		return nil
 	}
@@ -149,8 +88,8 @@ func maxLowered(s *scope) error {
 	})
 	s.check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), err == nil && found, "%d entries%s", len(entries), errSuffix(err))
 	s.pause(p.LoweredHold)
-	l.stop()
-	l.wait()
+	l.Stop()
+	l.Wait()
 	return nil
 }
 
@@ -167,8 +106,8 @@ func spike(s *scope) error {
 	l := s.startLoad(lp)
 	l.wait()
 	s.record(scenarios.FactScaledUnderSpikes(s.samples))
-	waitBackTo1(s)
-	checkBounds(s, scenarios.SpikeMax)
+	scenarios.WaitBackTo1(s.sim.ctx, world{s})
+	scenarios.CheckBounds(world{s}, scenarios.SpikeMax)
 	return nil
 }
 

@@ -286,12 +286,12 @@ func (c Config) resolve() (list []scenarios.Scenario, skipped []string, err erro
 	}
 	for _, sc := range l {
 		switch {
-		case scripts[sc.Name] != nil:
+		case simulates(sc):
 			list = append(list, sc)
 		case len(c.Scenarios) == 0:
 			skipped = append(skipped, sc.Name)
 		default:
-			return nil, nil, fmt.Errorf("sim: scenario %q has no simulated counterpart (have: %s)", sc.Name, strings.Join(sortedKeys(scripts), ", "))
+			return nil, nil, fmt.Errorf("sim: scenario %q has no simulated counterpart (have: %s)", sc.Name, strings.Join(simulated(), ", "))
 		}
 	}
 	return list, skipped, nil
@@ -329,6 +329,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	list, skipped, _ := cfg.resolve()
+	return run(ctx, cfg, list, skipped)
+}
+
+// run simulates the scenarios of list (simulates(sc) for each) under cfg;
+// skipped are the names Run left out, for the report.
+func run(ctx context.Context, cfg Config, list []scenarios.Scenario, skipped []string) (*Report, error) {
 	wall := time.Now()
 	dir, err := os.MkdirTemp("", "scaleproof-sim-")
 	if err != nil {

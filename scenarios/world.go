@@ -1,0 +1,92 @@
+package scenarios
+
+import (
+	"context"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/target"
+)
+
+// World is where a catalogue scenario's steps run: the console on a
+// platform (*Scope) or the simulator's model of it (package sim, in
+// virtual time). A scenario's Flow is written once against it, so
+// `scaleproof sim` takes the same steps and judges the same facts, with the
+// same bounds, as `scaleproof run`; what only a platform offers (API keys
+// and roles, the workers' own /metrics) the scenario's Run adds around its
+// Flow.
+type World interface {
+	// Profile is the run's profile.
+	Profile() Profile
+	// Phase names what the scenario does now (progress and logs; the
+	// simulator ignores it).
+	Phase(p string)
+	// CreateZone creates the scenario's zone with count 1 and max max,
+	// starts sampling it every SampleInterval, and returns once its first
+	// worker is ready and a call through the edge is served.
+	CreateZone(ctx context.Context, max int) error
+	// LoadFor starts the profile's constant VUs (its VUs, work, think time
+	// and gracefulStop) against the zone for at most d.
+	LoadFor(ctx context.Context, d time.Duration) WorldLoad
+	// WaitFor waits until a good sample taken from now on satisfies cond,
+	// at most timeout; the error names what was awaited and the last
+	// sample.
+	WaitFor(ctx context.Context, what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error)
+	// Pause holds the scenario for d (a phase's length, never a
+	// synchronisation); an error means the run was stopped.
+	Pause(ctx context.Context, d time.Duration) error
+	// Samples are the zone's samples so far, oldest first.
+	Samples() []target.Sample
+	// Check records a fact and returns ok.
+	Check(name string, ok bool, format string, args ...any) bool
+	// Since is seconds from the scenario's start to t (0.1 s resolution).
+	Since(t time.Time) float64
+	// Times is the scenario's verdict so far: the steps set its
+	// time-to-scale fields (UpToMaxS, ReadyMaxS, BackTo1S, seconds from
+	// the scenario's start; -1 when not reached).
+	Times() *reports.Verdict
+	// Canary reports whether a canary worker serves beside the zone's
+	// count (platform.Endpoints.Canary; the model's Canary > 0).
+	Canary() bool
+	// CanariesInReady is how many canary workers a sample's Ready counts:
+	// none on the console (its zone's ready count leaves the canary out),
+	// every canary in the simulator's model (its discovery lists them as
+	// workers).
+	CanariesInReady() int
+}
+
+// WorldLoad is a load a World started.
+type WorldLoad interface {
+	// Stop ends the load now (calls in flight get the gracefulStop); Wait
+	// waits for its end.
+	Stop()
+	Wait()
+	// Err is the load engine's error (nil in the simulator).
+	Err() error
+	// Calls counts the answers by class.
+	Calls() reports.Calls
+}
+
+// record adds fact f, judged elsewhere (a Fact… function), to w.
+func record(w World, f reports.Fact) bool { return w.Check(f.Name, f.Passed, "%s", f.Detail) }
+
+// The console's Scope is a World.
+
+// Profile is the run's profile (Env.Profile).
+func (s *Scope) Profile() Profile { return s.env.Profile }
+
+// LoadFor is Load (World).
+func (s *Scope) LoadFor(ctx context.Context, d time.Duration) WorldLoad { return s.Load(ctx, d) }
+
+// Pause is pause (World).
+func (s *Scope) Pause(ctx context.Context, d time.Duration) error { return s.pause(ctx, d) }
+
+// Times is the scope's verdict so far (World).
+func (s *Scope) Times() *reports.Verdict { return &s.verdict }
+
+// Canary is platform.Endpoints.Canary (World).
+func (s *Scope) Canary() bool { return s.env.Endpoints.Canary }
+
+// CanariesInReady is 0: the console's zone ready count leaves the canary
+// out (World).
+func (s *Scope) CanariesInReady() int { return 0 }

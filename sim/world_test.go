@@ -1,0 +1,60 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios"
+)
+
+// tightWorld is a World whose profile no autoscaler can meet: the count
+// must reach max and come back to 1 within a millisecond, and max-1's load
+// lasts no time at all, so no call is served.
+type tightWorld struct{ scenarios.World }
+
+func (w tightWorld) Profile() scenarios.Profile {
+	p := w.World.Profile()
+	p.UpTimeout, p.DownTimeout, p.MaxOneLoad = time.Millisecond, time.Millisecond, 0
+	return p
+}
+
+// TestSimRunsTheCatalogueFlow: the simulator runs a catalogue scenario's
+// own Flow, the code a platform run runs on the console's Scope
+// (scenarios.Scenario.Flow; TestRunOneRunsTheFlow there), not a copy: the
+// same scenario passes on the model, and with its bounds tightened in the
+// Flow it fails there on the fact those bounds decide.
+func TestSimRunsTheCatalogueFlow(t *testing.T) {
+	cfg := NewConfig(scenarios.Quick())
+	for _, tc := range []struct {
+		sc   scenarios.Scenario
+		fact string // the fact the tightened bound fails
+	}{
+		{scenarios.MaxOneNeverScales(), "calls served"},
+		{scenarios.Sustained(), "count reaches 3 under load"},
+		{scenarios.Burst(), "count back to 1 after the load"},
+	} {
+		t.Run(tc.sc.Name, func(t *testing.T) {
+			if tc.sc.Flow == nil {
+				t.Fatalf("%s has no Flow", tc.sc.Name)
+			}
+			rep, err := run(context.Background(), cfg, []scenarios.Scenario{tc.sc}, nil)
+			if err != nil || len(rep.Verdicts) != 1 || !rep.Verdicts[0].Passed {
+				t.Fatalf("as in the catalogue: %v %+v; want a pass", err, rep)
+			}
+			tight := tc.sc
+			tight.Flow = func(ctx context.Context, w scenarios.World) error { return tc.sc.Flow(ctx, tightWorld{w}) }
+			rep, err = run(context.Background(), cfg, []scenarios.Scenario{tight}, nil)
+			if err != nil || len(rep.Verdicts) != 1 {
+				t.Fatalf("tightened: %v %+v", err, rep)
+			}
+			v := rep.Verdicts[0]
+			failed := slices.ContainsFunc(v.Facts, func(f reports.Fact) bool { return f.Name == tc.fact && !f.Passed && f.NotApplicable == "" })
+			if v.Passed || !failed {
+				t.Errorf("tightened: passed %v, facts %+v; want %q failed", v.Passed, v.Facts, tc.fact)
+			}
+		})
+	}
+}
