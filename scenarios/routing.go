@@ -66,14 +66,14 @@ func ReadinessRouting() Scenario {
 			if err := needsFaults(e, "fail a worker's readiness"); err != nil {
 				return err
 			}
-			f := e.faults()
+			r := routing{e: e, s: s, f: e.faults()}
 			if err := s.CreateZone(ctx, 3); err != nil {
 				return err
 			}
 			if _, err := s.forceCount(ctx, 2); err != nil {
 				return err
 			}
-			ws, err := f.Workers(ctx, e.Endpoints.Group, s.Zone)
+			ws, err := r.list(ctx)
 			if err != nil {
 				return skip(err)
 			}
@@ -83,158 +83,28 @@ func ReadinessRouting() Scenario {
 						Reason: "it gives no worker addresses"})
 				}
 			}
-			list := func(ctx context.Context) ([]platform.Worker, error) {
-				return f.Workers(ctx, e.Endpoints.Group, s.Zone)
-			}
-			read := func(ctx context.Context, w platform.Worker) (workerMetrics, error) {
-				return e.readWorker(ctx, s.Zone, w)
-			}
-
-			// The booting workers are watched from before the load starts.
-			bw := newBootWatch()
-			wctx, stopWatch := context.WithCancel(ctx)
-			watchDone := make(chan struct{})
-			go func() {
-				defer close(watchDone)
-				bw.run(wctx, list, read, routingPoll, 10*time.Minute)
-			}()
-			defer func() { stopWatch(); <-watchDone }()
-
-			// 44 VUs: 22 a worker at 2 (69 % of 32), 15 at 3 (46 %): never low;
-			// under max × limit × 50 %, so not a load that asks the autoscaler
-			// for the max (the count is set to it here).
-			vus := max(e.Profile.MaxInflight*11/8, 3)
-			// The VUs start spread over one call's length, so calls start all
-			// the time rather than in waves a call apart (a booting worker
-			// listed for less than a call's length would otherwise fall
-			// between two waves and prove nothing).
-			callLen := routingCallMS * time.Millisecond
-			lp := load.RampingVUs(0, load.Stage{Duration: callLen, Target: vus},
-				load.Stage{Duration: 5*time.Minute + 4*e.Profile.BootDelay, Target: vus})
-			lp.GracefulStop = callLen + e.Profile.GracefulStop + 5*time.Second
-			s.Phase(fmt.Sprintf("%d VUs of %d ms calls; count 2 → 3 under the load: the new worker gets no call before it is ready", vus, routingCallMS))
-			l := s.loadWork(ctx, lp, routingCallMS)
-			if err := s.pause(ctx, callLen+2*routingPoll); err != nil {
-				return err
-			}
-			// The zone's mean in-flight is over the step-up threshold at 2:
-			// the autoscaler may have stepped up to 3 itself once its up
-			// cooldown was over, a worker booting under the load as well.
-			if z, st, err := e.Console.GetZone(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone); err == nil && st == http.StatusOK && z.Count >= 3 {
-				if _, err := s.WaitFor(ctx, "3 workers ready", 30*time.Second+4*e.Profile.BootDelay,
-					func(x observe.Sample) bool { return x.Count == 3 && x.Ready >= 3 }); err != nil {
-					return err
-				}
-			} else if _, err := s.forceCount(ctx, 3); err != nil {
-				return err
-			}
-			// One more round of the watch after every worker is ready.
-			if err := s.pause(ctx, 2*routingPoll); err != nil {
-				return err
-			}
-			stopWatch()
-			<-watchDone
-			seen, called := bw.result()
-			s.Check("no call to a worker before it is ready", len(seen) > 0 && len(called) == 0,
-				"%s; workers that got calls while listed not ready, never ready before: %v",
-				describeBooting(seen), orNone(called))
-
-			ws, err = list(ctx)
+			l, err := r.bootingGetsNoCalls(ctx)
 			if err != nil {
+				return err
+			}
+			if ws, err = r.list(ctx); err != nil {
 				return err
 			}
 			ws = countWorkers(ws)
 			if len(ws) != 3 {
 				return fmt.Errorf("the platform lists %d workers of a zone at count 3", len(ws))
 			}
-			victim := ws[0]
-			others := ws[1:]
-			s.Phase(fmt.Sprintf("worker %s fails its readiness under the load (/readyz 503, its calls still served)", victim.ID))
-			v0, err := read(ctx, victim)
-			if err != nil {
-				return skip(err) // a platform that cannot read the worker (platform.MetricsReader)
+			victim, others := ws[0], ws[1:]
+			rd, passAgain, err := r.notReadyGetsNoCalls(ctx, victim, others)
+			if passAgain != nil {
+				defer func() { _ = passAgain() }()
 			}
-			if err := s.pause(ctx, time.Second); err != nil {
-				return err
-			}
-			v1, err := read(ctx, victim)
 			if err != nil {
 				return err
 			}
-			rd, err := f.FailReadiness(ctx, e.Endpoints.Group, s.Zone, victim.ID)
-			if err != nil {
-				return skip(err)
-			}
-			failedAt := s.now()
-			passed := false
-			passAgain := func() error {
-				if passed {
-					return nil
-				}
-				passed = true
-				return f.PassReadiness(context.WithoutCancel(ctx), e.Endpoints.Group, s.Zone, victim.ID)
-			}
-			defer func() { _ = passAgain() }()
-			listedAt, err := s.waitListed(ctx, list, victim.ID, false, rd.ListingLag()+rd.ProbePeriod+10*time.Second)
-			if err != nil {
+			if err := r.readyAgainGetsCalls(ctx, victim, rd, passAgain); err != nil {
 				return err
 			}
-			// The edge re-reads the listing within its interval; the calls it
-			// sent the worker before then are done a call's length later.
-			cutoff := listedAt.Add(rd.RouteInterval + routingSlack)
-			if err := s.pause(ctx, cutoff.Add(routingCallMS*time.Millisecond).Sub(s.now())); err != nil {
-				return err
-			}
-			va, oa, err := readAll(ctx, read, victim, others)
-			if err != nil {
-				return err
-			}
-			if err := s.pause(ctx, routingHold); err != nil {
-				return err
-			}
-			vb, ob, err := readAll(ctx, read, victim, others)
-			if err != nil {
-				return err
-			}
-			before := admitted(v1) - admitted(v0)
-			newCalls := admitted(vb) - admitted(va)
-			var othersNew float64
-			for i := range others {
-				othersNew += admitted(ob[i]) - admitted(oa[i])
-			}
-			s.Check("a worker that fails readiness gets no new calls once the edge has re-read the listing",
-				before > 0 && newCalls == 0 && othersNew > 0,
-				"%s took %.0f calls in the 1 s before its /readyz turned 503; listed not ready %.1f s after (the platform probes every %s, %d failures in a row); "+
-					"from %.1f s after that (the edge's discovery interval %s, from the platform, + %s slack + a call's %d ms) it took %.0f new calls in %s, the other workers %.0f",
-				victim.ID, before, listedAt.Sub(failedAt).Seconds(), rd.ProbePeriod, rd.FailureThreshold,
-				cutoff.Add(routingCallMS*time.Millisecond).Sub(listedAt).Seconds(), rd.RouteInterval, routingSlack, routingCallMS,
-				newCalls, routingHold, othersNew)
-
-			s.Phase(fmt.Sprintf("worker %s passes its readiness again", victim.ID))
-			if err := passAgain(); err != nil {
-				return err
-			}
-			passedAt := s.now()
-			backAt, err := s.waitListed(ctx, list, victim.ID, true, rd.ProbePeriod+10*time.Second)
-			if err != nil {
-				return err
-			}
-			vc, err := read(ctx, victim)
-			if err != nil {
-				return err
-			}
-			if err := s.pause(ctx, rd.RouteInterval+routingSlack+time.Second); err != nil {
-				return err
-			}
-			vd, err := read(ctx, victim)
-			if err != nil {
-				return err
-			}
-			again := admitted(vd) - admitted(vc)
-			s.Check("a worker ready again gets calls again", again > 0,
-				"%s listed ready again %.1f s after its readiness passed; %.0f calls in the %.1f s after",
-				victim.ID, backAt.Sub(passedAt).Seconds(), again,
-				(rd.RouteInterval + routingSlack + time.Second).Seconds())
 			l.Stop()
 			l.Wait()
 			c := l.Calls()
@@ -242,6 +112,181 @@ func ReadinessRouting() Scenario {
 			return l.Err()
 		},
 	}
+}
+
+// routing is one readiness-routing run: its zone's workers, read through
+// the platform's fault actions and each worker's /metrics.
+type routing struct {
+	e *Env
+	s *Scope
+	f platform.Faulter
+}
+
+func (r routing) list(ctx context.Context) ([]platform.Worker, error) {
+	return r.f.Workers(ctx, r.e.Endpoints.Group, r.s.Zone)
+}
+
+func (r routing) read(ctx context.Context, w platform.Worker) (workerMetrics, error) {
+	return r.e.readWorker(ctx, r.s.Zone, w)
+}
+
+// bootingGetsNoCalls starts the scenario's load on the zone at count 2,
+// brings it to 3 under the load (or waits for the autoscaler's own step to
+// 3), and judges that no worker got a call while listed not ready and
+// never ready before (the boot watch, from before the load starts). It
+// returns the load, which runs on.
+func (r routing) bootingGetsNoCalls(ctx context.Context) (*loadRun, error) {
+	e, s := r.e, r.s
+	bw := newBootWatch()
+	wctx, stopWatch := context.WithCancel(ctx)
+	watchDone := make(chan struct{})
+	go func() {
+		defer close(watchDone)
+		bw.run(wctx, r.list, r.read, routingPoll, 10*time.Minute)
+	}()
+	defer func() { stopWatch(); <-watchDone }()
+
+	// 44 VUs: 22 a worker at 2 (69 % of 32), 15 at 3 (46 %): never low;
+	// under max × limit × 50 %, so not a load that asks the autoscaler
+	// for the max (the count is set to it here).
+	vus := max(e.Profile.MaxInflight*11/8, 3)
+	// The VUs start spread over one call's length, so calls start all
+	// the time rather than in waves a call apart (a booting worker
+	// listed for less than a call's length would otherwise fall
+	// between two waves and prove nothing).
+	callLen := routingCallMS * time.Millisecond
+	lp := load.RampingVUs(0, load.Stage{Duration: callLen, Target: vus},
+		load.Stage{Duration: 5*time.Minute + 4*e.Profile.BootDelay, Target: vus})
+	lp.GracefulStop = callLen + e.Profile.GracefulStop + 5*time.Second
+	s.Phase(fmt.Sprintf("%d VUs of %d ms calls; count 2 → 3 under the load: the new worker gets no call before it is ready", vus, routingCallMS))
+	l := s.loadWork(ctx, lp, routingCallMS)
+	if err := s.pause(ctx, callLen+2*routingPoll); err != nil {
+		return l, err
+	}
+	// The zone's mean in-flight is over the step-up threshold at 2:
+	// the autoscaler may have stepped up to 3 itself once its up
+	// cooldown was over, a worker booting under the load as well.
+	if z, st, err := e.Console.GetZone(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone); err == nil && st == http.StatusOK && z.Count >= 3 {
+		if _, err := s.WaitFor(ctx, "3 workers ready", 30*time.Second+4*e.Profile.BootDelay,
+			func(x observe.Sample) bool { return x.Count == 3 && x.Ready >= 3 }); err != nil {
+			return l, err
+		}
+	} else if _, err := s.forceCount(ctx, 3); err != nil {
+		return l, err
+	}
+	// One more round of the watch after every worker is ready.
+	if err := s.pause(ctx, 2*routingPoll); err != nil {
+		return l, err
+	}
+	stopWatch()
+	<-watchDone
+	seen, called := bw.result()
+	s.Check("no call to a worker before it is ready", len(seen) > 0 && len(called) == 0,
+		"%s; workers that got calls while listed not ready, never ready before: %v",
+		describeBooting(seen), orNone(called))
+	return l, nil
+}
+
+// notReadyGetsNoCalls fails victim's readiness under the load (its /readyz
+// 503, its calls still served) and judges that it gets no new calls once
+// the edge has re-read the listing, while the others do. passAgain
+// (non-nil once the readiness failed; idempotent) passes it again; rd is
+// the platform's readiness timing.
+func (r routing) notReadyGetsNoCalls(ctx context.Context, victim platform.Worker, others []platform.Worker) (rd platform.Readiness, passAgain func() error, err error) {
+	e, s, f := r.e, r.s, r.f
+	s.Phase(fmt.Sprintf("worker %s fails its readiness under the load (/readyz 503, its calls still served)", victim.ID))
+	v0, err := r.read(ctx, victim)
+	if err != nil {
+		return rd, nil, skip(err) // a platform that cannot read the worker (platform.MetricsReader)
+	}
+	if err := s.pause(ctx, time.Second); err != nil {
+		return rd, nil, err
+	}
+	v1, err := r.read(ctx, victim)
+	if err != nil {
+		return rd, nil, err
+	}
+	rd, err = f.FailReadiness(ctx, e.Endpoints.Group, s.Zone, victim.ID)
+	if err != nil {
+		return rd, nil, skip(err)
+	}
+	failedAt := s.now()
+	passed := false
+	passAgain = func() error {
+		if passed {
+			return nil
+		}
+		passed = true
+		return f.PassReadiness(context.WithoutCancel(ctx), e.Endpoints.Group, s.Zone, victim.ID)
+	}
+	listedAt, err := s.waitListed(ctx, r.list, victim.ID, false, rd.ListingLag()+rd.ProbePeriod+10*time.Second)
+	if err != nil {
+		return rd, passAgain, err
+	}
+	// The edge re-reads the listing within its interval; the calls it
+	// sent the worker before then are done a call's length later.
+	cutoff := listedAt.Add(rd.RouteInterval + routingSlack)
+	if err := s.pause(ctx, cutoff.Add(routingCallMS*time.Millisecond).Sub(s.now())); err != nil {
+		return rd, passAgain, err
+	}
+	va, oa, err := readAll(ctx, r.read, victim, others)
+	if err != nil {
+		return rd, passAgain, err
+	}
+	if err := s.pause(ctx, routingHold); err != nil {
+		return rd, passAgain, err
+	}
+	vb, ob, err := readAll(ctx, r.read, victim, others)
+	if err != nil {
+		return rd, passAgain, err
+	}
+	before := admitted(v1) - admitted(v0)
+	newCalls := admitted(vb) - admitted(va)
+	var othersNew float64
+	for i := range others {
+		othersNew += admitted(ob[i]) - admitted(oa[i])
+	}
+	s.Check("a worker that fails readiness gets no new calls once the edge has re-read the listing",
+		before > 0 && newCalls == 0 && othersNew > 0,
+		"%s took %.0f calls in the 1 s before its /readyz turned 503; listed not ready %.1f s after (the platform probes every %s, %d failures in a row); "+
+			"from %.1f s after that (the edge's discovery interval %s, from the platform, + %s slack + a call's %d ms) it took %.0f new calls in %s, the other workers %.0f",
+		victim.ID, before, listedAt.Sub(failedAt).Seconds(), rd.ProbePeriod, rd.FailureThreshold,
+		cutoff.Add(routingCallMS*time.Millisecond).Sub(listedAt).Seconds(), rd.RouteInterval, routingSlack, routingCallMS,
+		newCalls, routingHold, othersNew)
+	return rd, passAgain, nil
+}
+
+// readyAgainGetsCalls passes victim's readiness again (passAgain; rd is
+// the platform's readiness timing) and judges that it gets calls again
+// once it is listed ready.
+func (r routing) readyAgainGetsCalls(ctx context.Context, victim platform.Worker, rd platform.Readiness, passAgain func() error) error {
+	s := r.s
+	s.Phase(fmt.Sprintf("worker %s passes its readiness again", victim.ID))
+	if err := passAgain(); err != nil {
+		return err
+	}
+	passedAt := s.now()
+	backAt, err := s.waitListed(ctx, r.list, victim.ID, true, rd.ProbePeriod+10*time.Second)
+	if err != nil {
+		return err
+	}
+	vc, err := r.read(ctx, victim)
+	if err != nil {
+		return err
+	}
+	if err := s.pause(ctx, rd.RouteInterval+routingSlack+time.Second); err != nil {
+		return err
+	}
+	vd, err := r.read(ctx, victim)
+	if err != nil {
+		return err
+	}
+	again := admitted(vd) - admitted(vc)
+	s.Check("a worker ready again gets calls again", again > 0,
+		"%s listed ready again %.1f s after its readiness passed; %.0f calls in the %.1f s after",
+		victim.ID, backAt.Sub(passedAt).Seconds(), again,
+		(rd.RouteInterval + routingSlack + time.Second).Seconds())
+	return nil
 }
 
 // admitted is the calls a worker has admitted: those finished and those in flight.
