@@ -89,7 +89,7 @@ func TestBoundsFactsAgainstTheReferenceConsole(t *testing.T) {
 			t.Fatalf("lower the max: %d %v", st, err)
 		}
 		s.judgeSibling()
-		entries, err := s.audit(ctx)
+		entries, err := s.AuditTrail(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -142,8 +142,8 @@ func (s *Scope) forceCount(ctx context.Context, n int) (time.Time, error) {
 	return at, s.waitServed(ctx, 30*time.Second)
 }
 
-// audit reads the zone's audit trail as the super admin.
-func (s *Scope) audit(ctx context.Context) ([]consoleclient.AuditEntry, error) {
+// AuditTrail reads the zone's audit trail as the super admin (World).
+func (s *Scope) AuditTrail(ctx context.Context) ([]consoleclient.AuditEntry, error) {
 	e := s.env
 	entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
 	if err != nil || st != http.StatusOK {
@@ -166,7 +166,7 @@ func (s *Scope) auditShowing(ctx context.Context, to int) ([]consoleclient.Audit
 	var entries []consoleclient.AuditEntry
 	for i := 0; i <= int(auditLag/decisionPoll); i++ {
 		var err error
-		if entries, err = s.audit(ctx); err != nil {
+		if entries, err = s.AuditTrail(ctx); err != nil {
 			return nil, err
 		}
 		for _, en := range entries {

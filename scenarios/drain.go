@@ -58,7 +58,7 @@ func ScaleInDrain() Scenario {
 			}
 			l.Stop()
 			l.Wait()
-			entries, err := s.audit(ctx)
+			entries, err := s.AuditTrail(ctx)
 			if err != nil {
 				return err
 			}

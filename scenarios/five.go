@@ -5,11 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
-	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
@@ -367,43 +368,45 @@ func MaxLowered() Scenario {
 		Expected: func(p Profile, _ target.Contracts) time.Duration {
 			return 2*p.SchedulerInterval + p.LoweredHold + p.GracefulStop
 		},
-		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
-				return err
-			}
-			if err := s.ensureSibling(ctx); err != nil {
-				return err
-			}
-			l := LoadUntilMax(ctx, s, e.Profile.UpTimeout+e.Profile.LoweredHold)
-			if s.verdict.UpToMaxS < 0 {
-				return nil
-			}
-			s.Phase("bounds probes at the max under load")
-			s.probeBounds(ctx)
-			s.Phase("admin sets max 1 under load")
-			st, err := s.lowerMax(ctx, 1)
-			s.Check("admin PUT max_count 1 is 200", err == nil && st == http.StatusOK, "%s", httpDetail(st, err))
-			next, err := s.WaitFor(ctx, "the next sample", 2*e.Profile.SampleInterval+5*time.Second, func(observe.Sample) bool { return true })
-			s.Check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
-				"count %d max %d%s", next.Count, next.Max, errSuffix(err))
-			entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
-			found := false
-			want := fmt.Sprint(e.Profile.Max)
-			for _, en := range entries {
-				if en.Action == "workers.max_count" && en.Tags["from"] == want && en.Tags["to"] == "1" {
-					found = true
-				}
-			}
-			s.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), found, "%s, %d entries", httpDetail(st, err), len(entries))
-			s.Phase(fmt.Sprintf("load on for %s at max 1", e.Profile.LoweredHold))
-			if err := s.pause(ctx, e.Profile.LoweredHold); err != nil {
-				return err
-			}
-			l.Stop()
-			l.Wait()
-			return l.Err()
-		},
+		Flow: maxLoweredFlow,
 	}
+}
+
+// maxLoweredFlow is max-lowered on any world. The audit fact needs the
+// trail read to succeed.
+func maxLoweredFlow(ctx context.Context, w World) error {
+	p := w.Profile()
+	if err := w.CreateZone(ctx, p.Max); err != nil {
+		return err
+	}
+	if err := w.WatchGroup(ctx); err != nil {
+		return err
+	}
+	l := LoadUntilMax(ctx, w, p.UpTimeout+p.LoweredHold)
+	if w.Times().UpToMaxS < 0 {
+		return nil
+	}
+	w.Phase("bounds probes at the max under load")
+	w.ProbeBounds(ctx)
+	w.Phase("admin sets max 1 under load")
+	answer, err := w.LowerMax(ctx, 1)
+	w.Check("admin PUT max_count 1 is 200", err == nil, "%s", errOr(err, "%s", answer))
+	next, err := w.WaitFor(ctx, "the next sample", 2*p.SampleInterval+5*time.Second, func(target.Sample) bool { return true })
+	w.Check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
+		"count %d max %d%s", next.Count, next.Max, errSuffix(err))
+	entries, err := w.AuditTrail(ctx)
+	want := strconv.Itoa(p.Max)
+	found := slices.ContainsFunc(entries, func(en consoleclient.AuditEntry) bool {
+		return en.Action == "workers.max_count" && en.Tags["from"] == want && en.Tags["to"] == "1"
+	})
+	w.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), err == nil && found, "%d entries%s", len(entries), errSuffix(err))
+	w.Phase(fmt.Sprintf("load on for %s at max 1", p.LoweredHold))
+	if err := w.Pause(ctx, p.LoweredHold); err != nil {
+		return err
+	}
+	l.Stop()
+	l.Wait()
+	return l.Err()
 }
 
 // pause holds a phase for d (a load phase's length, not a synchronisation)

@@ -166,7 +166,7 @@ func (s *Scope) judgeHPA(ctx context.Context, rec *roundRecorder) {
 		"%d rounds from %d reads of the zone's policy status, %d failed", len(rounds), polls, failed) {
 		return
 	}
-	entries, err := s.audit(ctx)
+	entries, err := s.AuditTrail(ctx)
 	if !s.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
 		return
 	}

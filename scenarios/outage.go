@@ -77,7 +77,7 @@ func Outage() Scenario {
 				return err
 			}
 			thawAt := s.now()
-			entries, err := s.audit(ctx)
+			entries, err := s.AuditTrail(ctx)
 			if err != nil {
 				return err
 			}

@@ -90,7 +90,7 @@ func RatePath() Scenario {
 			s.Check("the load's rate stayed above what count − 1 workers carry", len(short) == 0,
 				"%s; %d workers carry %.0f calls/s at the target rate %.0f (from the profile)",
 				describeIntervals(short, low, s.Start, p.SchedulerInterval), reached-1+canaries, carry(reached), p.TargetRPS)
-			entries, err := s.audit(ctx)
+			entries, err := s.AuditTrail(ctx)
 			if err != nil {
 				return err
 			}

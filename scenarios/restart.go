@@ -156,7 +156,7 @@ func RestartKeepsChanges() Scenario {
 			if err != nil {
 				return err
 			}
-			entries, err := s.audit(ctx)
+			entries, err := s.AuditTrail(ctx)
 			if err != nil {
 				return err
 			}

@@ -510,7 +510,7 @@ func UnevenLoad() Scenario {
 			l.Stop()
 			l.Wait()
 			end := s.now()
-			entries, err := s.audit(ctx)
+			entries, err := s.AuditTrail(ctx)
 			if err != nil {
 				return err
 			}

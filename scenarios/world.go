@@ -2,9 +2,12 @@ package scenarios
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -48,6 +51,22 @@ type World interface {
 	// Canary reports whether a canary worker serves beside the zone's
 	// count (platform.Endpoints.Canary; the model's Canary > 0).
 	Canary() bool
+	// LowerMax sets the zone's max to to as the group admin (on the
+	// console a PUT max_count, recorded for the in-request fact; on the
+	// model the controller's change) and returns the answer ("HTTP 200",
+	// "applied"); an error names the answer that was not a success.
+	LowerMax(ctx context.Context, to int) (answer string, err error)
+	// AuditTrail reads the zone's audit trail, oldest first.
+	AuditTrail(ctx context.Context) ([]consoleclient.AuditEntry, error)
+	// WatchGroup starts watching the group's other zone, so that a bound
+	// changed on this zone and leaking to it shows when the scenario ends
+	// (on the console, ensureSibling and the zone-isolation fact; the
+	// model has one zone a scenario and does nothing).
+	WatchGroup(ctx context.Context) error
+	// ProbeBounds sends an admin's invalid bounds, each of which must be
+	// refused and change nothing, while nothing else changes the count
+	// (the console's API, probeBounds; the model does nothing).
+	ProbeBounds(ctx context.Context)
 	// CanariesInReady is how many canary workers a sample's Ready counts:
 	// none on the console (its zone's ready count leaves the canary out),
 	// every canary in the simulator's model (its discovery lists them as
@@ -90,3 +109,18 @@ func (s *Scope) Canary() bool { return s.env.Endpoints.Canary }
 // CanariesInReady is 0: the console's zone ready count leaves the canary
 // out (World).
 func (s *Scope) CanariesInReady() int { return 0 }
+
+// LowerMax is lowerMax, its answer as text (World).
+func (s *Scope) LowerMax(ctx context.Context, to int) (string, error) {
+	st, err := s.lowerMax(ctx, to)
+	if err != nil || st != http.StatusOK {
+		return "", errors.New(httpDetail(st, err))
+	}
+	return httpDetail(st, nil), nil
+}
+
+// WatchGroup is ensureSibling (World).
+func (s *Scope) WatchGroup(ctx context.Context) error { return s.ensureSibling(ctx) }
+
+// ProbeBounds is probeBounds (World).
+func (s *Scope) ProbeBounds(ctx context.Context) { s.probeBounds(ctx) }

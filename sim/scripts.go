@@ -1,19 +1,13 @@
 package sim
 
 import (
-	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
-	"github.com/scaleproof/scaleproof/autoscaler/controller"
-	"github.com/scaleproof/scaleproof/autoscaler/store"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/load"
-	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
-// A catalogue scenario with a Flow (max-1, sustained, burst) runs that very
+// A catalogue scenario with a Flow (max-1, sustained, burst, max-lowered) runs that very
 // code on the model (world): the same steps, facts and bounds as on a
 // platform. scripts are the others in virtual time, still written here
 // step for step as the harness runs them on a platform (scenarios/five.go,
@@ -24,7 +18,6 @@ import (
 // own name, which is defined there alone.
 var scripts = map[string]func(*scope) error{
 	scenarios.ViewerRefused().Name: viewerRefused,
-	scenarios.MaxLowered().Name:    maxLowered,
 	scenarios.Spike().Name:         spike,
 }
 
@@ -65,34 +58,6 @@ func viewerRefused(s *scope) error {
 	return nil
 }
 
-func maxLowered(s *scope) error {
-	p := s.profile()
-	sim := s.sim
-	if err := s.createZone(p.Max); err != nil {
-		return err
-	}
-	l := scenarios.LoadUntilMax(s.sim.ctx, world{s}, p.UpTimeout+p.LoweredHold)
-	if s.verdict.UpToMaxS < 0 {
-		return nil
-	}
-	one := 1
-	_, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, s.zname, controller.Change{MaxCount: &one})
-	s.check("admin PUT max_count 1 is 200", err == nil, "%s", errOr(err, "applied"))
-	next, err := s.waitFor("the next sample", 2*p.SampleInterval+5*time.Second, func(target.Sample) bool { return true })
-	s.check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
-		"count %d max %d%s", next.Count, next.Max, errSuffix(err))
-	entries, err := s.audit()
-	want := strconv.Itoa(p.Max)
-	found := slices.ContainsFunc(entries, func(e store.AuditEntry) bool {
-		return e.Action == controller.AuditMaxCount && e.Tags["from"] == want && e.Tags["to"] == "1"
-	})
-	s.check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), err == nil && found, "%d entries%s", len(entries), errSuffix(err))
-	s.pause(p.LoweredHold)
-	l.Stop()
-	l.Wait()
-	return nil
-}
-
 // spike runs the staged spike profile of the hpa load test (scenarios.SpikeStages, scaled like
 // the profile's other times) against a zone with max scenarios.SpikeMax.
 func spike(s *scope) error {
@@ -109,18 +74,4 @@ func spike(s *scope) error {
 	scenarios.WaitBackTo1(s.sim.ctx, world{s})
 	scenarios.CheckBounds(world{s}, scenarios.SpikeMax)
 	return nil
-}
-
-func errOr(err error, format string, args ...any) string {
-	if err != nil {
-		return err.Error()
-	}
-	return fmt.Sprintf(format, args...)
-}
-
-func errSuffix(err error) string {
-	if err == nil {
-		return ""
-	}
-	return ": " + err.Error()
 }

@@ -5,8 +5,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler/controller"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -38,6 +40,34 @@ func (w world) Since(t time.Time) float64 { return w.s.sinceAt(t) }
 func (w world) Times() *reports.Verdict   { return &w.s.verdict }
 func (w world) Canary() bool              { return w.s.sim.cfg.Model.Canary > 0 }
 func (w world) CanariesInReady() int      { return w.s.sim.cfg.Model.Canary } // discovery lists the canaries as workers (Model.Canary)
+
+// LowerMax is the group admin's change of the zone's max on the model.
+func (w world) LowerMax(_ context.Context, to int) (string, error) {
+	sim := w.s.sim
+	if _, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, w.s.zname, controller.Change{MaxCount: &to}); err != nil {
+		return "", err
+	}
+	return "applied", nil
+}
+
+// AuditTrail is the zone's entries in the model's store.
+func (w world) AuditTrail(context.Context) ([]consoleclient.AuditEntry, error) {
+	entries, err := w.s.audit()
+	out := make([]consoleclient.AuditEntry, len(entries))
+	for i, e := range entries {
+		out[i] = consoleclient.AuditEntry(e)
+	}
+	return out, err
+}
+
+// WatchGroup does nothing: the model runs one zone a scenario, so there is
+// no other zone of the group to watch (the console's zone-isolation fact is
+// judged on a platform only).
+func (w world) WatchGroup(context.Context) error { return nil }
+
+// ProbeBounds does nothing: the admin's bounds probes are HTTP answers,
+// judged on a platform only.
+func (w world) ProbeBounds(context.Context) {}
 
 // worldLoad is a model load as a scenarios.WorldLoad.
 type worldLoad struct{ r *loadRun }

@@ -35,6 +35,7 @@ func TestSimRunsTheCatalogueFlow(t *testing.T) {
 		{scenarios.MaxOneNeverScales(), "calls served"},
 		{scenarios.Sustained(), "count reaches 3 under load"},
 		{scenarios.Burst(), "count back to 1 after the load"},
+		{scenarios.MaxLowered(), "count reaches 3 under load"},
 	} {
 		t.Run(tc.sc.Name, func(t *testing.T) {
 			if tc.sc.Flow == nil {
