@@ -171,10 +171,10 @@ func (s *Scope) judgeBackPressure(ctx context.Context) {
 	record(s, FactBackPressureAtLimit(read))
 }
 
-// LoadUntilMax applies load and waits until the count reaches max (the
+// loadUntilMax applies load and waits until the count reaches max (the
 // decision) and then all max workers are ready (the canaries a sample's
 // Ready counts aside: World.CanariesInReady). It records both times.
-func LoadUntilMax(ctx context.Context, w World, d time.Duration) WorldLoad {
+func loadUntilMax(ctx context.Context, w World, d time.Duration) WorldLoad {
 	p := w.Profile()
 	max := p.Max
 	w.Phase(fmt.Sprintf("%d VUs until count reaches %d", p.VUs, max))
@@ -303,7 +303,7 @@ func sustainedFlow(ctx context.Context, w World) error {
 	if err := w.CreateZone(ctx, p.Max); err != nil {
 		return err
 	}
-	l := LoadUntilMax(ctx, w, p.UpTimeout+p.SustainHold)
+	l := loadUntilMax(ctx, w, p.UpTimeout+p.SustainHold)
 	if w.Times().UpToMaxS < 0 {
 		return nil
 	}
@@ -382,7 +382,7 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 	if err := w.WatchGroup(ctx); err != nil {
 		return err
 	}
-	l := LoadUntilMax(ctx, w, p.UpTimeout+p.LoweredHold)
+	l := loadUntilMax(ctx, w, p.UpTimeout+p.LoweredHold)
 	if w.Times().UpToMaxS < 0 {
 		return nil
 	}

@@ -85,23 +85,21 @@ func (p Profile) TargetSettings() map[string]string {
 	}
 }
 
-// TargetLoad is one load of a target scenario, as the scenarios see it.
+// TargetLoad is one load of a target scenario, as the scenarios see it: a
+// WorldLoad (Stop, Wait, Err, Calls) that also shows what it does now and
+// what it did per second.
 type TargetLoad interface {
+	WorldLoad
 	// InFlight is the calls started and not yet answered now; VUs the
 	// VUs alive now.
 	InFlight() int64
 	VUs() int
-	// Done reports whether the load has ended; Stop ends it now (calls in
-	// flight get the graceful stop) and Wait waits for its end.
+	// Done reports whether the load has ended.
 	Done() bool
-	Stop()
-	Wait()
-	// Calls counts the answers by class; Seconds are its per-second
-	// buckets for the results, T from start; Err is the engine's error.
-	Calls() reports.Calls
+	// Seconds are its per-second buckets for the results, T from start;
+	// P95ms its 95th-percentile latency in milliseconds.
 	Seconds(scenario string, start time.Time) []reports.Second
 	P95ms() float64
-	Err() error
 }
 
 // LoadStarter starts a load with profile lp.

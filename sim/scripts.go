@@ -7,12 +7,12 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/load"
 )
 
-// A catalogue scenario with a Flow (max-1, sustained, burst, max-lowered) runs that very
-// code on the model (world): the same steps, facts and bounds as on a
-// platform. scripts are the others in virtual time, still written here
-// step for step as the harness runs them on a platform (scenarios/five.go,
-// spike.go), with the catalogue's steps and facts where they have them
-// (scenarios.LoadUntilMax, WaitBackTo1, CheckBounds,
+// A catalogue scenario with a Flow (max-1, sustained, burst, max-lowered)
+// runs that very code on the model (world): the same steps, facts and
+// bounds as on a platform. scripts are the others in virtual time, still
+// written here step for step as the harness runs them on a platform
+// (scenarios/five.go, spike.go), with the catalogue's steps and facts where
+// they have them (scenarios.WaitBackTo1, CheckBounds,
 // FactScaledUnderSpikes); what needs a real console (API keys, roles, HTTP
 // status) is left to the platform runs. Each is keyed by the catalogue's
 // own name, which is defined there alone.
