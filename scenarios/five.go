@@ -29,63 +29,85 @@ func ViewerRefused() Scenario {
 		Name:     "viewer-refused",
 		Title:    "a viewer refused",
 		Expected: func(p Profile, _ target.Contracts) time.Duration { return 5 * time.Second },
-		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			g := e.Endpoints.Group
-			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
-				return err
-			}
-			if err := s.ensureSibling(ctx); err != nil {
-				return err
-			}
-			before := s.sampler.SampleNow(ctx)
-			s.Phase("refused attempts")
-			wanted := 5
-			for _, k := range []struct{ who, key, name string }{
-				{"viewer", e.Endpoints.Keys.Viewer.Key, e.Endpoints.Keys.Viewer.Name},
-				{"MCP user", e.Endpoints.Keys.MCPUser.Key, e.Endpoints.Keys.MCPUser.Name},
-			} {
-				st, err := e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{MaxCount: &wanted})
-				s.Check(k.who+" PUT max_count is 403", err == nil && st == http.StatusForbidden, "%s", httpDetail(st, err))
-				st, err = e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{Count: &wanted})
-				s.Check(k.who+" PUT count is 403", err == nil && st == http.StatusForbidden, "%s", httpDetail(st, err))
-				z, st, err := e.Console.GetZone(ctx, k.key, g, s.Zone)
-				s.Check(k.who+" reads the count only", err == nil && st == http.StatusOK && z.MaxCount == nil,
-					"%s, max_count shown: %v", httpDetail(st, err), z.MaxCount != nil)
-				s.probeAdminReads(ctx, k.who, k.key)
-			}
-			s.probeMutatingRoutes(ctx)
-			zero := 0
-			st, err := e.Console.PutZone(ctx, s.admin(), g, s.Zone, consoleclient.Update{Count: &zero})
-			s.Check("an admin's invalid count 0 is refused with 4xx", err == nil && st/100 == 4 && st != http.StatusForbidden,
-				"%s", httpDetail(st, err))
-			s.Phase("bounds probes")
-			s.probeBounds(ctx)
-			after := s.sampler.SampleNow(ctx)
-			s.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
-				"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
-			entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, g, s.Zone)
-			if !s.Check("audit readable by the super admin", err == nil && st == http.StatusOK, "%s", httpDetail(st, err)) {
-				return nil
-			}
-			for _, name := range []string{e.Endpoints.Keys.Viewer.Name, e.Endpoints.Keys.MCPUser.Name} {
-				n := 0
-				for _, en := range entries {
-					if en.Actor == name && (en.Error == "forbidden" || en.Tags["error"] == "forbidden") {
-						n++
-					}
-				}
-				s.Check("audit has error:forbidden for "+name, n >= 2, "%d entries", n)
-			}
-			invalid := 0
-			for _, en := range entries {
-				if en.Actor == e.Endpoints.Keys.GroupAdmin.Name && (en.Error == "invalid" || en.Tags["error"] == "invalid") {
-					invalid++
-				}
-			}
-			s.Check("audit has error:invalid for "+e.Endpoints.Keys.GroupAdmin.Name, invalid >= 1, "%d entries", invalid)
-			return nil
-		},
+		Flow:     viewerRefusedFlow,
 	}
+}
+
+// viewerRefusedFlow is viewer-refused on any world: the other roles' and
+// the admin's refused changes and the bounds probes leave the count and the
+// max as they were.
+func viewerRefusedFlow(ctx context.Context, w World) error {
+	if err := w.CreateZone(ctx, w.Profile().Max); err != nil {
+		return err
+	}
+	if err := w.WatchGroup(ctx); err != nil {
+		return err
+	}
+	before := w.SampleNow(ctx)
+	w.Phase("refused attempts")
+	w.TryOtherRoles(ctx)
+	w.Phase("bounds probes")
+	w.ProbeBounds(ctx)
+	after := w.SampleNow(ctx)
+	w.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
+		"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
+	w.CheckRefusalsAudited(ctx)
+	return nil
+}
+
+// TryOtherRoles is the console's (World): the viewer's and the MCP
+// user's PUT max_count and count are 403, their GET shows the count only,
+// their admin-only reads and mutating routes are refused, and an admin's
+// count 0 is refused with 4xx.
+func (s *Scope) TryOtherRoles(ctx context.Context) {
+	e := s.env
+	g := e.Endpoints.Group
+	wanted := 5
+	for _, k := range []struct{ who, key, name string }{
+		{"viewer", e.Endpoints.Keys.Viewer.Key, e.Endpoints.Keys.Viewer.Name},
+		{"MCP user", e.Endpoints.Keys.MCPUser.Key, e.Endpoints.Keys.MCPUser.Name},
+	} {
+		st, err := e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{MaxCount: &wanted})
+		s.Check(k.who+" PUT max_count is 403", err == nil && st == http.StatusForbidden, "%s", httpDetail(st, err))
+		st, err = e.Console.PutZone(ctx, k.key, g, s.Zone, consoleclient.Update{Count: &wanted})
+		s.Check(k.who+" PUT count is 403", err == nil && st == http.StatusForbidden, "%s", httpDetail(st, err))
+		z, st, err := e.Console.GetZone(ctx, k.key, g, s.Zone)
+		s.Check(k.who+" reads the count only", err == nil && st == http.StatusOK && z.MaxCount == nil,
+			"%s, max_count shown: %v", httpDetail(st, err), z.MaxCount != nil)
+		s.probeAdminReads(ctx, k.who, k.key)
+	}
+	s.probeMutatingRoutes(ctx)
+	zero := 0
+	st, err := e.Console.PutZone(ctx, s.admin(), g, s.Zone, consoleclient.Update{Count: &zero})
+	s.Check("an admin's invalid count 0 is refused with 4xx", err == nil && st/100 == 4 && st != http.StatusForbidden,
+		"%s", httpDetail(st, err))
+}
+
+// CheckRefusalsAudited is the console's (World): the super
+// admin reads the zone's audit, which has error:forbidden (at least two)
+// for the viewer and for the MCP user and error:invalid for the group admin.
+func (s *Scope) CheckRefusalsAudited(ctx context.Context) {
+	e := s.env
+	entries, st, err := e.Console.Audit(ctx, e.Endpoints.Keys.SuperAdmin.Key, e.Endpoints.Group, s.Zone)
+	if !s.Check("audit readable by the super admin", err == nil && st == http.StatusOK, "%s", httpDetail(st, err)) {
+		return
+	}
+	count := func(actor, tag string) int {
+		n := 0
+		for _, en := range entries {
+			if en.Actor == actor && (en.Error == tag || en.Tags["error"] == tag) {
+				n++
+			}
+		}
+		return n
+	}
+	for _, name := range []string{e.Endpoints.Keys.Viewer.Name, e.Endpoints.Keys.MCPUser.Name} {
+		n := count(name, "forbidden")
+		s.Check("audit has error:forbidden for "+name, n >= 2, "%d entries", n)
+	}
+	admin := e.Endpoints.Keys.GroupAdmin.Name
+	invalid := count(admin, "invalid")
+	s.Check("audit has error:invalid for "+admin, invalid >= 1, "%d entries", invalid)
 }
 
 // MaxOneNeverScales: "max 1 never scales". 64 VUs against a zone with max 1:
@@ -114,7 +136,7 @@ func maxOneFlow(ctx context.Context, w World) error {
 		return err
 	}
 	w.Phase(fmt.Sprintf("%d VUs for %s", p.VUs, p.MaxOneLoad))
-	l := w.LoadFor(ctx, p.MaxOneLoad)
+	l := loadFor(ctx, w, p.MaxOneLoad)
 	l.Wait()
 	if err := l.Err(); err != nil {
 		return err
@@ -178,7 +200,7 @@ func loadUntilMax(ctx context.Context, w World, d time.Duration) WorldLoad {
 	p := w.Profile()
 	max := p.Max
 	w.Phase(fmt.Sprintf("%d VUs until count reaches %d", p.VUs, max))
-	l := w.LoadFor(ctx, d)
+	l := loadFor(ctx, w, d)
 	reach, err := w.WaitFor(ctx, fmt.Sprintf("count to reach %d", max), p.UpTimeout,
 		func(x target.Sample) bool { return x.Count >= max })
 	if !w.Check(fmt.Sprintf("count reaches %d under load", max), err == nil, "%v", errOr(err, "at %.0f s", w.Since(reach.At))) {
@@ -211,8 +233,8 @@ func WaitBackTo1(ctx context.Context, w World) {
 func CheckBounds(w World, max int) { record(w, FactCountWithin(w.Samples(), max)) }
 
 // The facts below judge the console scenarios from what any world records
-// (its samples, its load's calls), so a platform run and the simulator
-// (sim/scripts.go) judge them by the same code. A sample with Err set is
+// (its samples, its load's calls), so every world judges them by the same
+// code. A sample with Err set is
 // not judged.
 
 // FactCountAlwaysOne is max-1's "count is 1 at every sample".
@@ -342,7 +364,7 @@ func burstFlow(ctx context.Context, w World) error {
 		return err
 	}
 	w.Phase(fmt.Sprintf("burst: %d VUs for %s", p.VUs, p.Burst))
-	l := w.LoadFor(ctx, p.Burst)
+	l := loadFor(ctx, w, p.Burst)
 	l.Wait()
 	peak := 0
 	for _, smp := range w.Samples() {

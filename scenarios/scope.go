@@ -224,10 +224,7 @@ func (s *Scope) WaitFor(ctx context.Context, what string, timeout time.Duration,
 // against the scenario's zone, for at most d; Stop ends it earlier (with
 // gracefulStop).
 func (s *Scope) Load(ctx context.Context, d time.Duration) *loadRun {
-	p := load.ConstantVUs(s.env.Profile.VUs, d)
-	p.GracefulStop = s.env.Profile.GracefulStop
-	p.ThinkTime = s.env.Profile.ThinkTime
-	return s.loadProfile(ctx, p)
+	return s.loadProfile(ctx, constantVUs(s.env.Profile, d))
 }
 
 // loadProfile starts a load with profile lp against the scenario's zone and

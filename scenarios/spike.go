@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -67,67 +68,119 @@ func Spike() Scenario {
 			h := HPAFor(p)
 			return spikeProfile(p).TotalDuration() + h.InflightMaxAge + h.Window + h.StabilizationDown + 2*h.PollingInterval
 		},
-		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if e.Endpoints.PrometheusURL == "" {
-				return errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
-					"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
-			}
-			if err := s.CreateZone(ctx, SpikeMax); err != nil {
-				return err
-			}
-			band, query, emptyZero := spikeBand(e, s)
-			q, err := newPromQuerier(e.Endpoints.PrometheusURL)
-			if err != nil {
-				return err
-			}
-			defer q.close()
-			rec := &signalRecorder{s: s, q: q, query: ExpandQuery(query, e.Endpoints.Group, s.Zone),
-				threshold: band.Threshold, emptyZero: emptyZero, min: band.Min, max: band.Max, policy: cmp.Or(s.policy.Policy, PolicyStep)}
-			rctx, stopRec := context.WithCancel(ctx)
-			recDone := make(chan struct{})
-			go func() { defer close(recDone); rec.run(rctx, e.Profile.SampleInterval) }()
-			defer func() { stopRec(); <-recDone }()
-			// An hpa zone is judged on the console's own query rounds: the
-			// value it read at the time it read it.
-			rounds, stopRounds := s.startRounds(ctx)
-			defer stopRounds()
-
-			lp := spikeProfile(e.Profile)
-			s.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, lp.TotalDuration()))
-			band.From = s.now()
-			l := s.loadProfile(ctx, lp)
-			l.Wait()
-			if err := l.Err(); err != nil {
-				return err
-			}
-			record(s, FactScaledUnderSpikes(s.Samples()))
-			WaitBackTo1(ctx, s)
-			stopRec()
-			<-recDone
-
-			CheckBounds(s, SpikeMax)
-			points, source := rec.snapshot(), "the harness's own readings of "+rec.query
-			if rounds != nil {
-				points, source = roundPoints(stopRounds()), "the console's query rounds (the value it read, at its round times)"
-				s.judgeHPA(ctx, rounds)
-			}
-			ok := 0
-			for _, p := range points {
-				if p.OK {
-					ok++
-				}
-			}
-			if !s.Check("signal recorded", len(points) > 0 && ok*10 >= len(points)*9,
-				"%d of %d readings answered (%s)", ok, len(points), source) {
-				return nil
-			}
-			checked, bad := judgeFollow(band, points, s.Samples())
-			s.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", band.WindowUp, band.WindowDown),
-				checked > 0 && len(bad) == 0, "%d samples checked against threshold %g on %s, %d outside the band%s",
-				checked, band.Threshold, source, len(bad), listFirst(bad, 5))
-			return nil
-		},
+		Flow: spikeFlow,
 	}
+}
+
+// spikeFlow is spike on any world: the staged load against a zone at
+// SpikeMax, the signal watched from the load's start (World.WatchSignal)
+// and judged once the zone is back at 1.
+func spikeFlow(ctx context.Context, w World) error {
+	if err := w.CreateZone(ctx, SpikeMax); err != nil {
+		return err
+	}
+	sig, err := w.WatchSignal(ctx)
+	if err != nil {
+		return err
+	}
+	defer sig.Stop()
+	lp := spikeProfile(w.Profile())
+	w.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, lp.TotalDuration()))
+	l := w.LoadProfile(ctx, lp)
+	l.Wait()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	record(w, FactScaledUnderSpikes(w.Samples()))
+	WaitBackTo1(ctx, w)
+	CheckBounds(w, SpikeMax)
+	sig.Judge(ctx)
+	return nil
+}
+
+// Signal is what a zone's autoscaler scales on, recorded from
+// World.WatchSignal on.
+type Signal interface {
+	// Judge ends the recording and adds the signal's facts: it was
+	// recorded, and the replicas followed it (and an hpa zone's facts on
+	// its query rounds).
+	Judge(ctx context.Context)
+	// Stop ends the recording; later calls do nothing.
+	Stop()
+}
+
+// spikeSignal is the console's Signal: the harness's own readings of the
+// zone's query on the run's Prometheus and, for an hpa zone, the console's
+// query rounds (the value its query read, at the round's own time, from its
+// policy status), on which an hpa zone is judged.
+type spikeSignal struct {
+	s          *Scope
+	band       followBand
+	q          *promQuerier
+	rec        *signalRecorder
+	stopRec    context.CancelFunc
+	recDone    chan struct{}
+	rounds     *roundRecorder
+	stopRounds func() []consoleclient.PolicyRound
+	once       sync.Once
+}
+
+// WatchSignal starts recording the zone's signal (World); it needs a
+// Prometheus that scrapes the edge.
+func (s *Scope) WatchSignal(ctx context.Context) (Signal, error) {
+	e := s.env
+	if e.Endpoints.PrometheusURL == "" {
+		return nil, errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
+			"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
+	}
+	band, query, emptyZero := spikeBand(e, s)
+	q, err := newPromQuerier(e.Endpoints.PrometheusURL)
+	if err != nil {
+		return nil, err
+	}
+	g := &spikeSignal{s: s, q: q, recDone: make(chan struct{})}
+	g.rec = &signalRecorder{s: s, q: q, query: ExpandQuery(query, e.Endpoints.Group, s.Zone),
+		threshold: band.Threshold, emptyZero: emptyZero, min: band.Min, max: band.Max, policy: cmp.Or(s.policy.Policy, PolicyStep)}
+	var rctx context.Context
+	rctx, g.stopRec = context.WithCancel(ctx)
+	go func() { defer close(g.recDone); g.rec.run(rctx, e.Profile.SampleInterval) }()
+	g.rounds, g.stopRounds = s.startRounds(ctx)
+	band.From = s.now()
+	g.band = band
+	return g, nil
+}
+
+func (g *spikeSignal) Stop() {
+	g.once.Do(func() {
+		g.stopRec()
+		<-g.recDone
+		g.stopRounds()
+		g.q.close()
+	})
+}
+
+func (g *spikeSignal) Judge(ctx context.Context) {
+	g.Stop()
+	s := g.s
+	points, source := g.rec.snapshot(), "the harness's own readings of "+g.rec.query
+	if g.rounds != nil {
+		points, source = roundPoints(g.stopRounds()), "the console's query rounds (the value it read, at its round times)"
+		s.judgeHPA(ctx, g.rounds)
+	}
+	ok := 0
+	for _, p := range points {
+		if p.OK {
+			ok++
+		}
+	}
+	if !s.Check("signal recorded", len(points) > 0 && ok*10 >= len(points)*9,
+		"%d of %d readings answered (%s)", ok, len(points), source) {
+		return
+	}
+	checked, bad := judgeFollow(g.band, points, s.Samples())
+	s.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", g.band.WindowUp, g.band.WindowDown),
+		checked > 0 && len(bad) == 0, "%d samples checked against threshold %g on %s, %d outside the band%s",
+		checked, g.band.Threshold, source, len(bad), listFirst(bad, 5))
 }
 
 // spikeBand is the judgement's band for the zone's policy. For hpa it is

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -28,9 +29,13 @@ type World interface {
 	// starts sampling it every SampleInterval, and returns once its first
 	// worker is ready and a call through the edge is served.
 	CreateZone(ctx context.Context, max int) error
-	// LoadFor starts the profile's constant VUs (its VUs, work, think time
-	// and gracefulStop) against the zone for at most d.
-	LoadFor(ctx context.Context, d time.Duration) WorldLoad
+	// LoadProfile starts load profile lp (the profile's work a call)
+	// against the zone.
+	LoadProfile(ctx context.Context, lp load.Profile) WorldLoad
+	// WatchSignal starts recording what the zone's autoscaler scales on
+	// (on a platform, the zone's query on the run's Prometheus and an hpa
+	// zone's query rounds; the model's Signal records and judges nothing).
+	WatchSignal(ctx context.Context) (Signal, error)
 	// WaitFor waits until a good sample taken from now on satisfies cond,
 	// at most timeout; the error names what was awaited and the last
 	// sample.
@@ -38,6 +43,9 @@ type World interface {
 	// Pause holds the scenario for d (a phase's length, never a
 	// synchronisation); an error means the run was stopped.
 	Pause(ctx context.Context, d time.Duration) error
+	// SampleNow reads the zone now (on the model: its state at this
+	// virtual instant).
+	SampleNow(ctx context.Context) target.Sample
 	// Samples are the zone's samples so far, oldest first.
 	Samples() []target.Sample
 	// Check records a fact and returns ok.
@@ -67,6 +75,14 @@ type World interface {
 	// refused and change nothing, while nothing else changes the count
 	// (the console's API, probeBounds; the model does nothing).
 	ProbeBounds(ctx context.Context)
+	// TryOtherRoles sends the changes and reads each role but the group
+	// admin's must be refused (the viewer's and the MCP user's changes and
+	// admin-only reads, an admin's count 0) and checks each answer (the
+	// console's API keys; the model has none).
+	TryOtherRoles(ctx context.Context)
+	// CheckRefusalsAudited checks that the audit trail names each refused
+	// actor with its error tag (the console's; the model has no actors).
+	CheckRefusalsAudited(ctx context.Context)
 	// CanariesInReady is how many canary workers a sample's Ready counts:
 	// none on the console (its zone's ready count leaves the canary out),
 	// every canary in the simulator's model (its discovery lists them as
@@ -86,6 +102,19 @@ type WorldLoad interface {
 	Calls() reports.Calls
 }
 
+// loadFor starts the profile's constant VUs (its VUs, think time and
+// gracefulStop) on w for at most d.
+func loadFor(ctx context.Context, w World, d time.Duration) WorldLoad {
+	return w.LoadProfile(ctx, constantVUs(w.Profile(), d))
+}
+
+// constantVUs is p's VUs for d, with its think time and gracefulStop.
+func constantVUs(p Profile, d time.Duration) load.Profile {
+	lp := load.ConstantVUs(p.VUs, d)
+	lp.GracefulStop, lp.ThinkTime = p.GracefulStop, p.ThinkTime
+	return lp
+}
+
 // record adds fact f, judged elsewhere (a Fact… function), to w.
 func record(w World, f reports.Fact) bool { return w.Check(f.Name, f.Passed, "%s", f.Detail) }
 
@@ -94,8 +123,10 @@ func record(w World, f reports.Fact) bool { return w.Check(f.Name, f.Passed, "%s
 // Profile is the run's profile (Env.Profile).
 func (s *Scope) Profile() Profile { return s.env.Profile }
 
-// LoadFor is Load (World).
-func (s *Scope) LoadFor(ctx context.Context, d time.Duration) WorldLoad { return s.Load(ctx, d) }
+// LoadProfile is loadProfile (World).
+func (s *Scope) LoadProfile(ctx context.Context, lp load.Profile) WorldLoad {
+	return s.loadProfile(ctx, lp)
+}
 
 // Pause is pause (World).
 func (s *Scope) Pause(ctx context.Context, d time.Duration) error { return s.pause(ctx, d) }
@@ -121,6 +152,9 @@ func (s *Scope) LowerMax(ctx context.Context, to int) (string, error) {
 
 // WatchGroup is ensureSibling (World).
 func (s *Scope) WatchGroup(ctx context.Context) error { return s.ensureSibling(ctx) }
+
+// SampleNow is the sampler's SampleNow (World).
+func (s *Scope) SampleNow(ctx context.Context) target.Sample { return s.sampler.SampleNow(ctx) }
 
 // ProbeBounds is probeBounds (World).
 func (s *Scope) ProbeBounds(ctx context.Context) { s.probeBounds(ctx) }

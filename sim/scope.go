@@ -11,7 +11,6 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/store"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
-	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -56,9 +55,6 @@ func (s *scope) check(name string, ok bool, format string, args ...any) bool {
 	s.facts = append(s.facts, reports.Fact{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)})
 	return ok
 }
-
-// record adds a fact judged by the catalogue's code (scenarios.Fact…).
-func (s *scope) record(f reports.Fact) bool { return s.check(f.Name, f.Passed, "%s", f.Detail) }
 
 // block waits until wake is called (once; later calls do nothing).
 func (s *scope) block(register func(wake func())) {
@@ -210,13 +206,6 @@ func (s *scope) applyHPA(maxCount int) error {
 	return nil
 }
 
-// load starts the profile's constant VUs for at most d.
-func (s *scope) load(d time.Duration) *loadRun {
-	p := load.ConstantVUs(s.profile().VUs, d)
-	p.GracefulStop, p.ThinkTime = s.profile().GracefulStop, s.profile().ThinkTime
-	return s.startLoad(p)
-}
-
 // wait blocks until the load has ended.
 func (r *loadRun) wait() {
 	if r.ended {
@@ -234,7 +223,7 @@ func (s *Sim) runOne(sc scenarios.Scenario) (reports.Verdict, Outcome) {
 	sp.co = s.main
 	sp.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
 	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: sp.zname, Started: s.l.Now()})
-	err := sp.run(sc)
+	err := sc.Flow(s.ctx, world{sp})
 	v := sp.finish(err)
 	s.write(reports.KindVerdict, v)
 	o := Outcome{Scenario: sc.Name, StartS: round1((sp.start - s.runStart).Seconds()), UpToMaxS: v.UpToMaxS, ReadyMaxS: v.ReadyMaxS,

@@ -9,8 +9,24 @@ import (
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
+
+// simulates reports whether the simulator runs sc: a scenario written as a
+// Flow runs on the model as it does on a platform.
+func simulates(sc scenarios.Scenario) bool { return sc.Flow != nil }
+
+// simulated names the catalogue scenarios the simulator runs.
+func simulated() []string {
+	var out []string
+	for _, sc := range append(scenarios.All(), scenarios.Spike()) {
+		if simulates(sc) {
+			out = append(out, sc.Name)
+		}
+	}
+	return out
+}
 
 // world is the simulator's scenarios.World: a catalogue scenario's Flow
 // runs on the model in virtual time, blocking the scenario's coroutine
@@ -25,13 +41,14 @@ func (w world) Phase(string)               {}
 func (w world) CreateZone(_ context.Context, max int) error {
 	return w.s.createZone(max)
 }
-func (w world) LoadFor(_ context.Context, d time.Duration) scenarios.WorldLoad {
-	return worldLoad{w.s.load(d)}
+func (w world) LoadProfile(_ context.Context, lp load.Profile) scenarios.WorldLoad {
+	return worldLoad{w.s.startLoad(lp)}
 }
 func (w world) WaitFor(_ context.Context, what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error) {
 	return w.s.waitFor(what, timeout, cond)
 }
 func (w world) Pause(_ context.Context, d time.Duration) error { w.s.pause(d); return nil }
+func (w world) SampleNow(context.Context) target.Sample        { return w.s.last() }
 func (w world) Samples() []target.Sample                       { return slices.Clone(w.s.samples) }
 func (w world) Check(name string, ok bool, format string, args ...any) bool {
 	return w.s.check(name, ok, format, args...)
@@ -68,6 +85,25 @@ func (w world) WatchGroup(context.Context) error { return nil }
 // ProbeBounds does nothing: the admin's bounds probes are HTTP answers,
 // judged on a platform only.
 func (w world) ProbeBounds(context.Context) {}
+
+// TryOtherRoles sends nothing: the model has no API keys, so roles are
+// judged on a platform only. It takes the second the platform's dozen calls
+// take, so that the zone is read apart.
+func (w world) TryOtherRoles(context.Context) { w.s.pause(time.Second) }
+
+// CheckRefusalsAudited checks nothing: the model has no actors but the
+// admin.
+func (w world) CheckRefusalsAudited(context.Context) {}
+
+// WatchSignal records nothing: the signal's facts ("signal recorded",
+// "replicas follow the signal", an hpa zone's round facts) are judged on a
+// platform only.
+func (w world) WatchSignal(context.Context) (scenarios.Signal, error) { return noSignal{}, nil }
+
+type noSignal struct{}
+
+func (noSignal) Judge(context.Context) {}
+func (noSignal) Stop()                 {}
 
 // worldLoad is a model load as a scenarios.WorldLoad.
 type worldLoad struct{ r *loadRun }

@@ -36,6 +36,7 @@ func TestSimRunsTheCatalogueFlow(t *testing.T) {
 		{scenarios.Sustained(), "count reaches 3 under load"},
 		{scenarios.Burst(), "count back to 1 after the load"},
 		{scenarios.MaxLowered(), "count reaches 3 under load"},
+		{scenarios.Spike(), "count back to 1 after the load"},
 	} {
 		t.Run(tc.sc.Name, func(t *testing.T) {
 			if tc.sc.Flow == nil {
