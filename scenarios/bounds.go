@@ -250,18 +250,17 @@ func countOf(n int, one, many string) string {
 // console's; policy.go).
 const auditPolicy = "workers.policy"
 
-// probeBounds is the bounds probes ("The bounds": a count outside 1..max is
-// refused (422)): with the group admin's key, a count above the max, a max
-// below 1, and a max and count in one request that disagree (each valid
+// probeBounds is the bounds probes on w ("The bounds": a count outside
+// 1..max is refused (422)): as the group admin, a count above the max, a
+// max below 1, and a max and count in one request that disagree (each valid
 // alone, the count above that max). Each must answer 422, leave the zone's
-// count and max as they were (a GET after it) and add an error:invalid entry
-// by that key to the zone's audit. Call it while nothing else changes the
-// zone's count (idle at 1, or held at the max).
-func (s *Scope) probeBounds(ctx context.Context) {
-	e := s.env
-	g, ga := e.Endpoints.Group, e.Endpoints.Keys.GroupAdmin
-	start := s.snapshot(ctx, s.Zone)
-	if !s.Check("the zone is readable before the bounds probes", start.Err == "", "%s",
+// count and max as they were (a read after it) and add an error:invalid
+// entry by the group admin to the zone's audit. Call it while nothing else
+// changes the zone's count (idle at 1, or held at the max).
+func probeBounds(ctx context.Context, w World) {
+	admin := w.Admin()
+	start := w.Snapshot(ctx)
+	if !w.Check("the zone is readable before the bounds probes", start.Err == "", "%s",
 		errOr(nilIfEmpty(start.Err), "count %d, max %d, %s", start.Count, start.Max, countOf(len(start.Audit), "audit entry", "audit entries"))) {
 		return
 	}
@@ -281,23 +280,23 @@ func (s *Scope) probeBounds(ctx context.Context) {
 		{fmt.Sprintf("an admin's max and count that disagree in one request (max %d, count %d) are refused with 422", agreeMax, disagree),
 			consoleclient.Update{MaxCount: &agreeMax, Count: &disagree}},
 	} {
-		st, err := e.Console.PutZone(ctx, ga.Key, g, s.Zone, p.u)
-		after := s.snapshot(ctx, s.Zone)
+		st, err := w.PutBounds(ctx, p.u)
+		after := w.Snapshot(ctx)
 		var invalid []string
 		for _, en := range after.Audit {
 			if seen[en.ID] {
 				continue
 			}
 			seen[en.ID] = true
-			if en.Actor == ga.Name && (en.Error == "invalid" || en.Tags["error"] == "invalid") {
+			if en.Actor == admin && (en.Error == "invalid" || en.Tags["error"] == "invalid") {
 				invalid = append(invalid, en.Action)
 			}
 		}
 		ok := err == nil && st == http.StatusUnprocessableEntity && after.Err == "" && after.Count == c && after.Max == m && len(invalid) > 0
-		s.Check(p.name+": nothing changed, error:invalid audited", ok,
+		w.Check(p.name+": nothing changed, error:invalid audited", ok,
 			"%s; count %d -> %d, max %d -> %d (GET after it%s); %s by %s %v",
 			httpDetail(st, err), c, after.Count, m, after.Max, suffix(after.Err),
-			countOf(len(invalid), "new error:invalid entry", "new error:invalid entries"), ga.Name, invalid)
+			countOf(len(invalid), "new error:invalid entry", "new error:invalid entries"), admin, invalid)
 		if after.Err == "" {
 			c, m = after.Count, after.Max // judge the next probe against what is, not what was
 		}

@@ -84,7 +84,7 @@ func TestBoundsFactsAgainstTheReferenceConsole(t *testing.T) {
 		}
 		s.probeAdminReads(ctx, "viewer", e.Endpoints.Keys.Viewer.Key)
 		s.probeAdminReads(ctx, "MCP user", e.Endpoints.Keys.MCPUser.Key)
-		s.probeBounds(ctx)
+		probeBounds(ctx, s)
 		if st, err := s.lowerMax(ctx, 1); err != nil || st != 200 {
 			t.Fatalf("lower the max: %d %v", st, err)
 		}

@@ -47,7 +47,7 @@ func viewerRefusedFlow(ctx context.Context, w World) error {
 	w.Phase("refused attempts")
 	w.TryOtherRoles(ctx)
 	w.Phase("bounds probes")
-	w.ProbeBounds(ctx)
+	probeBounds(ctx, w)
 	after := w.SampleNow(ctx)
 	w.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
 		"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
@@ -409,7 +409,7 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 		return nil
 	}
 	w.Phase("bounds probes at the max under load")
-	w.ProbeBounds(ctx)
+	probeBounds(ctx, w)
 	w.Phase("admin sets max 1 under load")
 	answer, err := w.LowerMax(ctx, 1)
 	w.Check("admin PUT max_count 1 is 200", err == nil, "%s", errOr(err, "%s", answer))

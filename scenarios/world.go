@@ -71,10 +71,16 @@ type World interface {
 	// (on the console, ensureSibling and the zone-isolation fact; the
 	// model has one zone a scenario and does nothing).
 	WatchGroup(ctx context.Context) error
-	// ProbeBounds sends an admin's invalid bounds, each of which must be
-	// refused and change nothing, while nothing else changes the count
-	// (the console's API, probeBounds; the model does nothing).
-	ProbeBounds(ctx context.Context)
+	// Snapshot reads the zone's count, max and audit trail (on the
+	// console as the super admin); Err names a read that failed.
+	Snapshot(ctx context.Context) ZoneSnapshot
+	// PutBounds changes the zone's max and/or count as the group admin and
+	// returns the console API's HTTP status (on the model, the status the
+	// console answers for the controller's result: 200 applied, 422 a
+	// *controller.ValidationError); err is a call that got no answer.
+	PutBounds(ctx context.Context, u consoleclient.Update) (status int, err error)
+	// Admin is the group admin's actor name in the audit trail.
+	Admin() string
 	// TryOtherRoles sends the changes and reads each role but the group
 	// admin's must be refused (the viewer's and the MCP user's changes and
 	// admin-only reads, an admin's count 0) and checks each answer (the
@@ -156,5 +162,13 @@ func (s *Scope) WatchGroup(ctx context.Context) error { return s.ensureSibling(c
 // SampleNow is the sampler's SampleNow (World).
 func (s *Scope) SampleNow(ctx context.Context) target.Sample { return s.sampler.SampleNow(ctx) }
 
-// ProbeBounds is probeBounds (World).
-func (s *Scope) ProbeBounds(ctx context.Context) { s.probeBounds(ctx) }
+// Snapshot is snapshot of the scenario's zone (World).
+func (s *Scope) Snapshot(ctx context.Context) ZoneSnapshot { return s.snapshot(ctx, s.Zone) }
+
+// PutBounds is a PUT of the zone with the group admin's key (World).
+func (s *Scope) PutBounds(ctx context.Context, u consoleclient.Update) (int, error) {
+	return s.env.Console.PutZone(ctx, s.admin(), s.env.Endpoints.Group, s.Zone, u)
+}
+
+// Admin is the group admin key's name (World).
+func (s *Scope) Admin() string { return s.env.Endpoints.Keys.GroupAdmin.Name }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/autoscaler"
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/autoscaler/store"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
@@ -52,6 +53,9 @@ type Config struct {
 	// after the start, as a scheduler enabled at the start ticks.
 	// Calibration fits it to a real run.
 	SchedulerPhase time.Duration
+	// Faults are the controller's planted bugs (autoscaler/faults), for a
+	// test of what the simulator's verdicts catch; nil in a real use.
+	Faults faults.Set
 	// OneZone runs the scenarios in order on one zone, as Ramen 0.7.5's
 	// load test did ("against one zone with max 3"): each scenario sets
 	// count 1 and its max on the zone the previous one left, with its
@@ -351,6 +355,7 @@ func run(ctx context.Context, cfg Config, list []scenarios.Scenario, skipped []s
 		Store: st, Target: s.pf, Discovery: s.pf, Scraper: s.pf,
 		Policy: controller.StepPolicy(cfg.Step), StartupGrace: cfg.Step.StartupGrace,
 		Clock: &s.l, Logger: slog.New(slog.DiscardHandler), Metrics: metrics{s}, Concurrency: cfg.Concurrency,
+		Faults: cfg.Faults,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sim: %w", err)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -82,9 +83,48 @@ func (w world) AuditTrail(context.Context) ([]consoleclient.AuditEntry, error) {
 // judged on a platform only).
 func (w world) WatchGroup(context.Context) error { return nil }
 
-// ProbeBounds does nothing: the admin's bounds probes are HTTP answers,
-// judged on a platform only.
-func (w world) ProbeBounds(context.Context) {}
+// Snapshot is the zone's count and max in the controller and its entries
+// in the model's store.
+func (w world) Snapshot(ctx context.Context) scenarios.ZoneSnapshot {
+	sim := w.s.sim
+	v, err := sim.c.Zone(sim.cfg.Group, w.s.zname)
+	if err != nil {
+		return scenarios.ZoneSnapshot{Err: err.Error()}
+	}
+	audit, err := w.AuditTrail(ctx)
+	if err != nil {
+		return scenarios.ZoneSnapshot{Count: v.Count, Max: v.MaxCount, Err: "audit: " + err.Error()}
+	}
+	return scenarios.ZoneSnapshot{Count: v.Count, Max: v.MaxCount, Audit: audit}
+}
+
+// The HTTP statuses the console's API answers a change with
+// (autoscaler/console/server.go, Server.fail); the model sends no traffic,
+// so it names them here rather than importing net/http.
+const (
+	statusOK                  = 200
+	statusUnprocessableEntity = 422
+)
+
+// PutBounds is the group admin's change on the model's controller, answered
+// as the console's API answers it: 422 for a *controller.ValidationError
+// (a value out of its range), 200 for an applied change, and any other
+// error as the error.
+func (w world) PutBounds(_ context.Context, u consoleclient.Update) (int, error) {
+	sim := w.s.sim
+	_, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, w.s.zname, controller.Change{MaxCount: u.MaxCount, Count: u.Count})
+	var invalid *controller.ValidationError
+	switch {
+	case errors.As(err, &invalid):
+		return statusUnprocessableEntity, nil
+	case err != nil:
+		return 0, err
+	}
+	return statusOK, nil
+}
+
+// Admin is the model's group admin.
+func (w world) Admin() string { return actorAdmin }
 
 // TryOtherRoles sends nothing: the model has no API keys, so roles are
 // judged on a platform only. It takes the second the platform's dozen calls

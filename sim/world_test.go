@@ -3,9 +3,11 @@ package sim
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
 )
@@ -56,6 +58,36 @@ func TestSimRunsTheCatalogueFlow(t *testing.T) {
 			failed := slices.ContainsFunc(v.Facts, func(f reports.Fact) bool { return f.Name == tc.fact && !f.Passed && f.NotApplicable == "" })
 			if v.Passed || !failed {
 				t.Errorf("tightened: passed %v, facts %+v; want %q failed", v.Passed, v.Facts, tc.fact)
+			}
+		})
+	}
+}
+
+// TestSimCatchesBrokenBounds: a controller with a planted bug fails the
+// simulator's verdict on the fact a platform run catches it with
+// (cmd/scaleproof's caughtBy), the same fact code, and passes without it.
+func TestSimCatchesBrokenBounds(t *testing.T) {
+	for _, tc := range []struct {
+		fault string
+		sc    scenarios.Scenario
+		fact  string // the failing fact's name's beginning
+	}{
+		{faults.CountAboveMaxAccepted, scenarios.ViewerRefused(), "an admin's count above the max"},
+		{faults.CountAboveMaxAccepted, scenarios.MaxLowered(), "an admin's count above the max"},
+	} {
+		t.Run(tc.fault+"/"+tc.sc.Name, func(t *testing.T) {
+			cfg := NewConfig(scenarios.Quick())
+			for _, fs := range []faults.Set{nil, {tc.fault: true}} {
+				cfg.Faults = fs
+				rep, err := run(context.Background(), cfg, []scenarios.Scenario{tc.sc}, nil)
+				if err != nil || len(rep.Verdicts) != 1 {
+					t.Fatalf("faults %v: %v %+v", fs, err, rep)
+				}
+				v := rep.Verdicts[0]
+				failed := slices.ContainsFunc(v.Facts, func(f reports.Fact) bool { return strings.HasPrefix(f.Name, tc.fact) && f.Failed() })
+				if want := fs != nil; v.Passed == want || failed != want {
+					t.Errorf("faults %v: passed %v, %q failed %v; facts %+v", fs, v.Passed, tc.fact, failed, v.Facts)
+				}
 			}
 		})
 	}
