@@ -311,14 +311,6 @@ func (s *Scope) startLoad(ctx context.Context, lp load.Profile) TargetLoad {
 	return l
 }
 
-// constantLoad is the profile's VUs for at most d.
-func (s *Scope) constantLoad(d time.Duration) load.Profile {
-	p := s.env.Profile
-	lp := load.ConstantVUs(p.VUs, d)
-	lp.GracefulStop, lp.ThinkTime = p.GracefulStop, p.ThinkTime
-	return lp
-}
-
 // settle waits, unjudged, until the count is at min with no load, so that
 // a scenario starts from rest.
 func (s *Scope) settle(ctx context.Context) error {

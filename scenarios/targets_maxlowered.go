@@ -38,7 +38,7 @@ func TargetMaxLowered() Scenario {
 			iv := e.Profile.SampleInterval
 			c := s.contract(target.FactLoweredMax)
 			s.Phase(fmt.Sprintf("load of %d VUs until the count is 3", e.Profile.VUs))
-			l := s.startLoad(ctx, s.constantLoad(e.Profile.UpTimeout+c.Bound+e.Profile.LoweredHold+4*iv))
+			l := s.startLoad(ctx, constantVUs(e.Profile, e.Profile.UpTimeout+c.Bound+e.Profile.LoweredHold+4*iv))
 			if _, err := s.waitFor(ctx, "the count at 3 or more under load", e.Profile.UpTimeout,
 				func(x target.Sample) bool { return x.Count >= 3 }); err != nil {
 				return err

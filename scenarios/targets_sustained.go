@@ -38,7 +38,7 @@ func TargetSustained() Scenario {
 			}
 			s.Phase(fmt.Sprintf("steady load of %d VUs", e.Profile.VUs))
 			from := s.now()
-			l := s.startLoad(ctx, s.constantLoad(up+e.Profile.SustainHold+2*iv))
+			l := s.startLoad(ctx, constantVUs(e.Profile, up+e.Profile.SustainHold+2*iv))
 			x, err := s.waitFor(ctx, "the count above min under load", up, func(x target.Sample) bool { return x.Count > x.Min })
 			if err != nil && !isTimeout(err) {
 				return err
