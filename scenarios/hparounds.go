@@ -162,16 +162,23 @@ func (s *Scope) judgeHPA(ctx context.Context, rec *roundRecorder) {
 		return
 	}
 	rounds, polls, failed := rec.snapshot()
-	if !s.Check("the console's query rounds recorded", len(rounds) > 0 && failed*10 <= polls,
+	judgeHPARounds(ctx, s, rec.rules, rounds, polls, failed, s.Start)
+}
+
+// judgeHPARounds adds the hpa facts on w from rounds (polls reads of the
+// zone's policy status, failed of them failed) and the zone's audit trail
+// since since.
+func judgeHPARounds(ctx context.Context, w World, rules HPARules, rounds []consoleclient.PolicyRound, polls, failed int, since time.Time) {
+	if !w.Check("the console's query rounds recorded", len(rounds) > 0 && failed*10 <= polls,
 		"%d rounds from %d reads of the zone's policy status, %d failed", len(rounds), polls, failed) {
 		return
 	}
-	entries, err := s.AuditTrail(ctx)
-	if !s.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
+	entries, err := w.AuditTrail(ctx)
+	if !w.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
 		return
 	}
-	for _, f := range JudgeHPA(rec.rules, rounds, entries, s.Start) {
-		record(s, f)
+	for _, f := range JudgeHPA(rules, rounds, entries, since) {
+		record(w, f)
 	}
 }
 

@@ -133,7 +133,7 @@ func (s *Scope) WatchSignal(ctx context.Context) (Signal, error) {
 		return nil, errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
 			"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
 	}
-	band, query, emptyZero := spikeBand(e, s)
+	band, query, emptyZero := spikeBand(e.Profile, s.policy)
 	q, err := newPromQuerier(e.Endpoints.PrometheusURL)
 	if err != nil {
 		return nil, err
@@ -161,26 +161,47 @@ func (g *spikeSignal) Stop() {
 
 func (g *spikeSignal) Judge(ctx context.Context) {
 	g.Stop()
-	s := g.s
-	points, source := g.rec.snapshot(), "the harness's own readings of "+g.rec.query
 	if g.rounds != nil {
-		points, source = roundPoints(g.stopRounds()), "the console's query rounds (the value it read, at its round times)"
-		s.judgeHPA(ctx, g.rounds)
+		rounds, polls, failed := g.rounds.snapshot()
+		JudgeRounds(ctx, g.s, g.s.policy, g.band.From, g.s.Start, rounds, polls, failed)
+		return
 	}
+	judgeSignal(g.s, g.band, g.rec.snapshot(), "the harness's own readings of "+g.rec.query)
+}
+
+// JudgeRounds adds an hpa zone's spike facts on w from the query rounds its
+// console reported (rounds, oldest first, gathered by polls reads of its
+// policy status of which failed failed): the hpa facts (hpafacts.go) on
+// the rounds and the zone's audit trail since since, and the signal's
+// facts (judgeSignal) on the values the rounds read, in the band of v, the
+// zone's policy as the console resolved it, from from (the load's start).
+func JudgeRounds(ctx context.Context, w World, v consoleclient.PolicyView, from, since time.Time, rounds []consoleclient.PolicyRound, polls, failed int) {
+	rules, _ := HPARulesOf(v)
+	judgeHPARounds(ctx, w, rules, rounds, polls, failed, since)
+	band, _, _ := spikeBand(w.Profile(), v)
+	band.From = from
+	judgeSignal(w, band, roundPoints(rounds), "the console's query rounds (the value it read, at its round times)")
+}
+
+// judgeSignal adds the signal's facts on w: "signal recorded" (at least
+// 90 % of the readings answered) and "replicas follow the signal" (every
+// sample of the count within the band of the readings before it,
+// judgeFollow). source names the readings in the detail.
+func judgeSignal(w World, band followBand, points []signalPoint, source string) {
 	ok := 0
 	for _, p := range points {
 		if p.OK {
 			ok++
 		}
 	}
-	if !s.Check("signal recorded", len(points) > 0 && ok*10 >= len(points)*9,
+	if !w.Check("signal recorded", len(points) > 0 && ok*10 >= len(points)*9,
 		"%d of %d readings answered (%s)", ok, len(points), source) {
 		return
 	}
-	checked, bad := judgeFollow(g.band, points, s.Samples())
-	s.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", g.band.WindowUp, g.band.WindowDown),
+	checked, bad := judgeFollow(band, points, w.Samples())
+	w.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", band.WindowUp, band.WindowDown),
 		checked > 0 && len(bad) == 0, "%d samples checked against threshold %g on %s, %d outside the band%s",
-		checked, g.band.Threshold, source, len(bad), listFirst(bad, 5))
+		checked, band.Threshold, source, len(bad), listFirst(bad, 5))
 }
 
 // spikeBand is the judgement's band for the zone's policy. For hpa it is
@@ -195,11 +216,10 @@ func (g *spikeSignal) Judge(ctx context.Context) {
 // step policy reads the load itself, which the signal shows late (a summary
 // over InflightMaxAge, then max_over_time over Window), so a step zone may
 // lead the signal by that lag.
-func spikeBand(e *Env, s *Scope) (b followBand, query string, emptyZero bool) {
-	p := e.Profile
+func spikeBand(p Profile, v consoleclient.PolicyView) (b followBand, query string, emptyZero bool) {
 	h := HPAFor(p)
 	slack := 2 * p.SampleInterval
-	if v := s.policy; v.Policy == PolicyHPA && v.HPA != nil {
+	if v.Policy == PolicyHPA && v.HPA != nil {
 		spec := v.HPA
 		poll := h.PollingInterval
 		if spec.PollingIntervalSeconds != nil {

@@ -81,14 +81,14 @@ func TestSpikeBand(t *testing.T) {
 	spec.Behavior.ScaleUp.Tolerance = new(float64)
 	*spec.Behavior.ScaleUp.Tolerance = 0.2
 	s := &Scope{env: e, policy: consoleclient.PolicyView{Policy: PolicyHPA, HPA: &spec, MaxCount: 4, EffectiveMaxReplicas: 4}}
-	b, q, emptyZero := spikeBand(e, s)
+	b, q, emptyZero := spikeBand(e.Profile, s.policy)
 	// poll 3 s with a 2 s scheduler: every 4 s; slack 2 samples of 1 s.
 	if b.WindowUp != 6*time.Second || b.WindowDown != 36*time.Second || b.Threshold != 24 || b.Max != 4 || b.Min != 1 ||
 		b.TolUp != 0.2 || b.TolDown != 0.1 || b.Lead != 0 || q != spec.Query || !emptyZero {
 		t.Errorf("hpa band %+v %q %v", b, q, emptyZero)
 	}
 	s.policy = consoleclient.PolicyView{Policy: PolicyStep}
-	b, _, _ = spikeBand(e, s)
+	b, _, _ = spikeBand(e.Profile, s.policy)
 	if b.WindowUp != p.SchedulerInterval+p.UpCooldown+2*time.Second || b.TolDown < 0.59 || b.TolDown > 0.61 || b.Lead != 19*time.Second {
 		t.Errorf("step band %+v", b)
 	}

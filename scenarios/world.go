@@ -32,9 +32,11 @@ type World interface {
 	// LoadProfile starts load profile lp (the profile's work a call)
 	// against the zone.
 	LoadProfile(ctx context.Context, lp load.Profile) WorldLoad
-	// WatchSignal starts recording what the zone's autoscaler scales on
-	// (on a platform, the zone's query on the run's Prometheus and an hpa
-	// zone's query rounds; the model's Signal records and judges nothing).
+	// WatchSignal starts recording what the zone's autoscaler scales on:
+	// an hpa zone's query rounds as its console reports them (on a
+	// platform and on the model), a step zone's query on the run's
+	// Prometheus (a platform only: on the model a step zone's Signal
+	// records and judges nothing).
 	WatchSignal(ctx context.Context) (Signal, error)
 	// WaitFor waits until a good sample taken from now on satisfies cond,
 	// at most timeout; the error names what was awaited and the last

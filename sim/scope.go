@@ -34,6 +34,7 @@ type scope struct {
 	loads    []*loadRun
 	facts    []reports.Fact
 	verdict  reports.Verdict
+	rounds   *modelSignal // an hpa zone's query rounds, polled at every sample while a scenario watches them
 }
 
 type waiter struct {
@@ -113,6 +114,9 @@ func (s *scope) sampleLoop() {
 }
 
 func (s *scope) takeSample() target.Sample {
+	if s.rounds != nil {
+		s.rounds.poll()
+	}
 	v, err := s.sim.c.ZoneLive(s.sim.ctx, s.sim.cfg.Group, s.zname)
 	smp := target.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
 	if err != nil {

@@ -135,15 +135,80 @@ func (w world) TryOtherRoles(context.Context) { w.s.pause(time.Second) }
 // admin.
 func (w world) CheckRefusalsAudited(context.Context) {}
 
-// WatchSignal records nothing: the signal's facts ("signal recorded",
-// "replicas follow the signal", an hpa zone's round facts) are judged on a
-// platform only.
-func (w world) WatchSignal(context.Context) (scenarios.Signal, error) { return noSignal{}, nil }
+// WatchSignal records an hpa zone's query rounds as the model's controller
+// reports them (its policy status, read at every sample as a platform run
+// polls the console's), for the same spike facts as a platform run
+// (scenarios.JudgeRounds). A step zone has no signal in the model
+// (sim/signal.go is an hpa zone's metric): its Signal records and judges
+// nothing.
+func (w world) WatchSignal(context.Context) (scenarios.Signal, error) {
+	if w.s.sim.cfg.Policy != scenarios.PolicyHPA {
+		return noSignal{}, nil
+	}
+	g := &modelSignal{w: w, from: w.s.sim.l.Now()}
+	w.s.rounds = g
+	g.poll()
+	return g, nil
+}
 
 type noSignal struct{}
 
 func (noSignal) Judge(context.Context) {}
 func (noSignal) Stop()                 {}
+
+// modelSignal keeps every query round the model's controller reports for
+// the zone, oldest first (the controller keeps the last
+// controller.MaxPolicyRounds; a poll every sample never misses one).
+type modelSignal struct {
+	w       world
+	from    time.Time
+	rounds  []controller.PolicyRound
+	polls   int
+	failed  int
+	stopped bool
+}
+
+// poll reads the zone's policy status and keeps its new rounds.
+func (g *modelSignal) poll() {
+	if g.stopped {
+		return
+	}
+	sim := g.w.s.sim
+	v, err := sim.c.Policy(sim.cfg.Group, g.w.s.zname)
+	g.polls++
+	if err != nil {
+		g.failed++
+		return
+	}
+	if v.Status == nil {
+		return
+	}
+	var last time.Time
+	if n := len(g.rounds); n > 0 {
+		last = g.rounds[n-1].At
+	}
+	for _, rd := range v.Status.Rounds {
+		if rd.At.After(last) {
+			g.rounds = append(g.rounds, rd)
+		}
+	}
+}
+
+func (g *modelSignal) Stop() {
+	g.poll()
+	g.stopped = true
+}
+
+func (g *modelSignal) Judge(ctx context.Context) {
+	g.Stop()
+	sim := g.w.s.sim
+	v, err := sim.c.Policy(sim.cfg.Group, g.w.s.zname)
+	if err != nil {
+		g.w.Check("the zone's policy is readable (hpa facts)", false, "%v", err)
+		return
+	}
+	scenarios.JudgeRounds(ctx, g.w, v, g.from, Epoch.Add(g.w.s.start), g.rounds, g.polls, g.failed)
+}
 
 // worldLoad is a model load as a scenarios.WorldLoad.
 type worldLoad struct{ r *loadRun }

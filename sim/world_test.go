@@ -63,20 +63,23 @@ func TestSimRunsTheCatalogueFlow(t *testing.T) {
 	}
 }
 
-// TestSimCatchesBrokenBounds: a controller with a planted bug fails the
+// TestSimCatchesPlantedBugs: a controller with a planted bug fails the
 // simulator's verdict on the fact a platform run catches it with
 // (cmd/scaleproof's caughtBy), the same fact code, and passes without it.
-func TestSimCatchesBrokenBounds(t *testing.T) {
+func TestSimCatchesPlantedBugs(t *testing.T) {
 	for _, tc := range []struct {
-		fault string
-		sc    scenarios.Scenario
-		fact  string // the failing fact's name's beginning
+		fault  string
+		policy string
+		sc     scenarios.Scenario
+		fact   string // the failing fact's name's beginning
 	}{
-		{faults.CountAboveMaxAccepted, scenarios.ViewerRefused(), "an admin's count above the max"},
-		{faults.CountAboveMaxAccepted, scenarios.MaxLowered(), "an admin's count above the max"},
+		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.ViewerRefused(), "an admin's count above the max"},
+		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.MaxLowered(), "an admin's count above the max"},
+		{faults.HPAIgnoreStabilization, scenarios.PolicyHPA, scenarios.Spike(), "no scale-down before the"},
 	} {
 		t.Run(tc.fault+"/"+tc.sc.Name, func(t *testing.T) {
 			cfg := NewConfig(scenarios.Quick())
+			cfg.Policy = tc.policy
 			for _, fs := range []faults.Set{nil, {tc.fault: true}} {
 				cfg.Faults = fs
 				rep, err := run(context.Background(), cfg, []scenarios.Scenario{tc.sc}, nil)
