@@ -32,8 +32,8 @@ const (
 // logs": the actor is a person, an API key or scheduler).
 const seedScheduler = "scheduler"
 
-// siblingSuffix names a scenario's sibling zone: its zone + "-sibling".
-const siblingSuffix = "-sibling"
+// SiblingSuffix names a scenario's sibling zone: its zone + "-sibling".
+const SiblingSuffix = "-sibling"
 
 // ZoneSnapshot is what the harness read of a zone at one time: its count
 // and max as the super admin sees them, and its audit trail.
@@ -63,7 +63,7 @@ func (s *Scope) ensureSibling(ctx context.Context) error {
 		return nil
 	}
 	e := s.env
-	zone := s.Zone + siblingSuffix
+	zone := s.Zone + SiblingSuffix
 	one, max := 1, e.Profile.Max+1
 	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, zone, consoleclient.Update{Count: &one, MaxCount: &max})
 	if err != nil || st != http.StatusOK {

@@ -11,6 +11,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/store"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -35,6 +36,7 @@ type scope struct {
 	facts    []reports.Fact
 	verdict  reports.Verdict
 	rounds   *modelSignal // an hpa zone's query rounds, polled at every sample while a scenario watches them
+	sibling  *sibling     // the group's other zone, when the scenario watches it (World.WatchGroup)
 }
 
 type waiter struct {
@@ -265,6 +267,10 @@ func (s *scope) finish(runErr error) reports.Verdict {
 	for _, ev := range s.scaleEvents() {
 		s.sim.write(reports.KindEvent, ev)
 	}
+	if sib := s.sibling; sib != nil {
+		f := scenarios.FactSiblingUnmoved(sib.zone, sib.before, world{s}.snapshotOf(sib.zone))
+		s.check(f.Name, f.Passed, "%s", f.Detail)
+	}
 	if len(s.loads) > 0 {
 		s.check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
 	}
@@ -292,7 +298,13 @@ func (s *scope) scaleEvents() []reports.ScaleEvent {
 	return reports.ScaleEvents(s.name, cs, okSeconds)
 }
 
-// audit reads the zone's audit entries from the state store.
-func (s *scope) audit() ([]store.AuditEntry, error) {
-	return s.sim.st.Audit(store.AuditQuery{Group: s.sim.cfg.Group, Zone: s.zname, Limit: 1000})
+// audit reads zone's audit entries (at most 1000, oldest first) from the
+// state store.
+func (s *Sim) audit(zone string) ([]consoleclient.AuditEntry, error) {
+	entries, err := s.st.Audit(store.AuditQuery{Group: s.cfg.Group, Zone: zone, Limit: 1000})
+	out := make([]consoleclient.AuditEntry, len(entries))
+	for i, e := range entries {
+		out[i] = consoleclient.AuditEntry(e)
+	}
+	return out, err
 }

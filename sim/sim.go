@@ -436,8 +436,18 @@ func run(ctx context.Context, cfg Config, list []scenarios.Scenario, skipped []s
 // newZone makes a zone's model with its own random stream.
 func (s *Sim) newZone(name string) *zone {
 	s.nzones++
+	return s.addZone(name, uint64(s.nzones))
+}
+
+// siblingStreams numbers the random streams of the groups' other zones
+// (World.WatchGroup) apart from the scenario zones' (1, 2, ...), so that a
+// sibling moves no scenario zone's draws.
+const siblingStreams = 1 << 32
+
+// addZone adds a model zone whose draws come from random stream stream.
+func (s *Sim) addZone(name string, stream uint64) *zone {
 	z := &zone{group: s.cfg.Group, name: name, m: s.cfg.Model, l: &s.l, byID: map[string]*worker{},
-		rng: rand.New(rand.NewPCG(s.cfg.Seed, uint64(s.nzones)))}
+		rng: rand.New(rand.NewPCG(s.cfg.Seed, stream))}
 	s.pf.add(z)
 	return z
 }

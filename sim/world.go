@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -70,32 +71,55 @@ func (w world) LowerMax(_ context.Context, to int) (string, error) {
 
 // AuditTrail is the zone's entries in the model's store.
 func (w world) AuditTrail(context.Context) ([]consoleclient.AuditEntry, error) {
-	entries, err := w.s.audit()
-	out := make([]consoleclient.AuditEntry, len(entries))
-	for i, e := range entries {
-		out[i] = consoleclient.AuditEntry(e)
-	}
-	return out, err
+	return w.s.sim.audit(w.s.zname)
 }
 
-// WatchGroup does nothing: the model runs one zone a scenario, so there is
-// no other zone of the group to watch (the console's zone-isolation fact is
-// judged on a platform only).
-func (w world) WatchGroup(context.Context) error { return nil }
+// WatchGroup creates the group's other zone as the console's run does
+// (the scenario zone's name + scenarios.SiblingSuffix, count 1, max the
+// profile's + 1, no load), a model zone with workers of its own whose
+// draws come from a stream apart from the scenario zones', and reads it;
+// the scenario's end judges that it did not move
+// (scenarios.FactSiblingUnmoved).
+func (w world) WatchGroup(context.Context) error {
+	s, sim := w.s, w.s.sim
+	name := s.zname + scenarios.SiblingSuffix
+	if sim.pf.zone(sim.cfg.Group, name) == nil {
+		sim.addZone(name, siblingStreams+uint64(sim.nzones))
+	}
+	one, max := 1, s.profile().Max+1
+	if _, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, name, controller.Change{Count: &one, MaxCount: &max}); err != nil {
+		return fmt.Errorf("create the group's other zone %s/%s with count 1, max %d: %w", sim.cfg.Group, name, max, err)
+	}
+	before := w.snapshotOf(name)
+	if before.Err != "" {
+		return fmt.Errorf("read the group's other zone %s/%s after creating it: %s", sim.cfg.Group, name, before.Err)
+	}
+	s.sibling = &sibling{zone: name, before: before}
+	return nil
+}
+
+// sibling is the group's other zone a scenario watches, as read right
+// after its creation.
+type sibling struct {
+	zone   string
+	before scenarios.ZoneSnapshot
+}
 
 // Snapshot is the zone's count and max in the controller and its entries
 // in the model's store.
-func (w world) Snapshot(ctx context.Context) scenarios.ZoneSnapshot {
+func (w world) Snapshot(context.Context) scenarios.ZoneSnapshot { return w.snapshotOf(w.s.zname) }
+
+func (w world) snapshotOf(zone string) scenarios.ZoneSnapshot {
 	sim := w.s.sim
-	v, err := sim.c.Zone(sim.cfg.Group, w.s.zname)
+	v, err := sim.c.Zone(sim.cfg.Group, zone)
 	if err != nil {
 		return scenarios.ZoneSnapshot{Err: err.Error()}
 	}
-	audit, err := w.AuditTrail(ctx)
-	if err != nil {
-		return scenarios.ZoneSnapshot{Count: v.Count, Max: v.MaxCount, Err: "audit: " + err.Error()}
+	out := scenarios.ZoneSnapshot{Count: v.Count, Max: v.MaxCount}
+	if out.Audit, err = sim.audit(zone); err != nil {
+		out.Err = "audit: " + err.Error()
 	}
-	return scenarios.ZoneSnapshot{Count: v.Count, Max: v.MaxCount, Audit: audit}
+	return out
 }
 
 // The HTTP statuses the console's API answers a change with

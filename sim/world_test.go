@@ -75,6 +75,7 @@ func TestSimCatchesPlantedBugs(t *testing.T) {
 	}{
 		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.ViewerRefused(), "an admin's count above the max"},
 		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.MaxLowered(), "an admin's count above the max"},
+		{faults.MaxLeaksToGroup, scenarios.PolicyStep, scenarios.MaxLowered(), "the group's other zone did not move"},
 		{faults.HPAIgnoreStabilization, scenarios.PolicyHPA, scenarios.Spike(), "no scale-down before the"},
 	} {
 		t.Run(tc.fault+"/"+tc.sc.Name, func(t *testing.T) {
