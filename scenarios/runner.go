@@ -109,12 +109,21 @@ type Scenario struct {
 	// OnPlatform, when set, judges after a successful Flow what only a
 	// platform offers (the workers' own /metrics); the simulator has none.
 	OnPlatform func(ctx context.Context, e *Env, s *Scope) error
+	// Needs, when set, is what a platform run of the Flow needs of the
+	// run (a Prometheus): an error fails the scenario before its zone is
+	// made. The simulator's model offers it all.
+	Needs func(e *Env) error
 }
 
 // run runs sc on the console's scope s: its Flow then OnPlatform, or its Run.
 func (sc Scenario) run(ctx context.Context, e *Env, s *Scope) error {
 	if sc.Flow == nil {
 		return sc.Run(ctx, e, s)
+	}
+	if sc.Needs != nil {
+		if err := sc.Needs(e); err != nil {
+			return err
+		}
 	}
 	if err := sc.Flow(ctx, s); err != nil || sc.OnPlatform == nil {
 		return err

@@ -68,8 +68,19 @@ func Spike() Scenario {
 			h := HPAFor(p)
 			return spikeProfile(p).TotalDuration() + h.InflightMaxAge + h.Window + h.StabilizationDown + 2*h.PollingInterval
 		},
-		Flow: spikeFlow,
+		Flow:  spikeFlow,
+		Needs: needsPrometheus,
 	}
+}
+
+// needsPrometheus refuses a run without a Prometheus that scrapes the edge
+// (spike's signal).
+func needsPrometheus(e *Env) error {
+	if e.Endpoints.PrometheusURL == "" {
+		return errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
+			"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
+	}
+	return nil
 }
 
 // spikeFlow is spike on any world: the staged load against a zone at
@@ -126,13 +137,9 @@ type spikeSignal struct {
 }
 
 // WatchSignal starts recording the zone's signal (World); it needs a
-// Prometheus that scrapes the edge.
+// Prometheus that scrapes the edge (needsPrometheus).
 func (s *Scope) WatchSignal(ctx context.Context) (Signal, error) {
 	e := s.env
-	if e.Endpoints.PrometheusURL == "" {
-		return nil, errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
-			"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
-	}
 	band, query, emptyZero := spikeBand(e.Profile, s.policy)
 	q, err := newPromQuerier(e.Endpoints.PrometheusURL)
 	if err != nil {
