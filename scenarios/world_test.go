@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -56,5 +57,15 @@ func TestRunOneRunsTheFlow(t *testing.T) {
 				t.Errorf("FactsPass %v, verdict %v", got, v.Passed)
 			}
 		})
+	}
+}
+
+// TestSpikeNeedsPrometheus: a platform run of spike without a Prometheus
+// fails before its zone is made (the env has no console to make one on).
+func TestSpikeNeedsPrometheus(t *testing.T) {
+	e := &Env{Profile: Quick(), Log: slog.New(slog.DiscardHandler)}
+	v := e.RunOne(context.Background(), Spike())
+	if v.Passed || !strings.Contains(v.Error, "spike needs a Prometheus") || len(v.Facts) != 0 {
+		t.Errorf("passed %v, error %q, facts %v; want the Prometheus error and nothing judged", v.Passed, v.Error, v.Facts)
 	}
 }
