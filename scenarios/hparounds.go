@@ -80,14 +80,7 @@ func (r *roundRecorder) pollOnce(ctx context.Context) {
 	if v.Status == nil {
 		return
 	}
-	var last time.Time
-	if n := len(r.rounds); n > 0 {
-		last = r.rounds[n-1].At
-	}
-	for _, rd := range v.Status.Rounds {
-		if !rd.At.After(last) {
-			continue
-		}
+	for _, rd := range NewRounds(r.rounds, v.Status.Rounds) {
 		r.rounds = append(r.rounds, rd)
 		rec := HPARoundRecord{Scenario: r.s.Name, Zone: r.s.Zone, T: r.s.Since(rd.At), Round: rd, Recommendation: -1}
 		if x, ok := r.rules.recommend(rd); ok {
@@ -95,6 +88,20 @@ func (r *roundRecorder) pollOnce(ctx context.Context) {
 		}
 		e.write(KindHPARound, rec)
 	}
+}
+
+// NewRounds returns the rounds of kept (a policy status's last rounds,
+// oldest first) that are newer than the last of have.
+func NewRounds(have, kept []consoleclient.PolicyRound) []consoleclient.PolicyRound {
+	var last time.Time
+	if n := len(have); n > 0 {
+		last = have[n-1].At
+	}
+	i := 0
+	for i < len(kept) && !kept[i].At.After(last) {
+		i++
+	}
+	return kept[i:]
 }
 
 // addSteps records the step rounds newer than the last recorded one. Call

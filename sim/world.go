@@ -204,17 +204,8 @@ func (g *modelSignal) poll() {
 		g.failed++
 		return
 	}
-	if v.Status == nil {
-		return
-	}
-	var last time.Time
-	if n := len(g.rounds); n > 0 {
-		last = g.rounds[n-1].At
-	}
-	for _, rd := range v.Status.Rounds {
-		if rd.At.After(last) {
-			g.rounds = append(g.rounds, rd)
-		}
+	if v.Status != nil {
+		g.rounds = append(g.rounds, scenarios.NewRounds(g.rounds, v.Status.Rounds)...)
 	}
 }
 
