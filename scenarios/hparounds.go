@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -173,8 +174,9 @@ func (s *Scope) judgeHPA(ctx context.Context, rec *roundRecorder) {
 }
 
 // judgeHPARounds adds the hpa facts on w from rounds (polls reads of the
-// zone's policy status, failed of them failed) and the zone's audit trail
-// since since.
+// zone's policy status, failed of them failed) and the zone's audit
+// entries from since on (a zone the simulator's earlier scenarios used has
+// older ones, judged there).
 func judgeHPARounds(ctx context.Context, w World, rules HPARules, rounds []consoleclient.PolicyRound, polls, failed int, since time.Time) {
 	if !w.Check("the console's query rounds recorded", len(rounds) > 0 && failed*10 <= polls,
 		"%d rounds from %d reads of the zone's policy status, %d failed", len(rounds), polls, failed) {
@@ -184,6 +186,7 @@ func judgeHPARounds(ctx context.Context, w World, rules HPARules, rounds []conso
 	if !w.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
 		return
 	}
+	entries = slices.DeleteFunc(entries, func(en consoleclient.AuditEntry) bool { return en.At.Before(since) })
 	for _, f := range JudgeHPA(rules, rounds, entries, since) {
 		record(w, f)
 	}

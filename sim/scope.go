@@ -105,6 +105,19 @@ func (s *scope) last() target.Sample {
 	return s.samples[len(s.samples)-1]
 }
 
+// readZone reads the zone now, as a sample (not recorded).
+func (s *scope) readZone() target.Sample {
+	v, err := s.sim.c.ZoneLive(s.sim.ctx, s.sim.cfg.Group, s.zname)
+	smp := target.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
+	if err != nil {
+		smp.Err = err.Error()
+	}
+	if d := v.LastDecision; d != nil && d.Action != "" {
+		smp.Decision = target.DecisionText(string(d.Action), d.From, d.To, d.Reason)
+	}
+	return smp
+}
+
 // sampleLoop takes a zone sample now and every SampleInterval while the
 // scenario runs, as the harness's sampler reads the console.
 func (s *scope) sampleLoop() {
@@ -119,14 +132,7 @@ func (s *scope) takeSample() target.Sample {
 	if s.rounds != nil {
 		s.rounds.poll()
 	}
-	v, err := s.sim.c.ZoneLive(s.sim.ctx, s.sim.cfg.Group, s.zname)
-	smp := target.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
-	if err != nil {
-		smp.Err = err.Error()
-	}
-	if d := v.LastDecision; d != nil && d.Action != "" {
-		smp.Decision = target.DecisionText(string(d.Action), d.From, d.To, d.Reason)
-	}
+	smp := s.readZone()
 	s.samples = append(s.samples, smp)
 	s.sim.write(reports.KindSampleRaw, reports.ZoneSample{Scenario: s.name, T: s.sinceAt(smp.At),
 		Sample: reports.Sample{At: smp.At, Count: smp.Count, Max: smp.Max, Ready: smp.Ready, Decision: smp.Decision, Err: smp.Err}})
@@ -298,8 +304,8 @@ func (s *scope) scaleEvents() []reports.ScaleEvent {
 	return reports.ScaleEvents(s.name, cs, okSeconds)
 }
 
-// audit reads zone's audit entries (at most 1000, oldest first) from the
-// state store.
+// audit reads zone's audit entries from the state store: the newest 1000,
+// newest first.
 func (s *Sim) audit(zone string) ([]consoleclient.AuditEntry, error) {
 	entries, err := s.st.Audit(store.AuditQuery{Group: s.cfg.Group, Zone: zone, Limit: 1000})
 	out := make([]consoleclient.AuditEntry, len(entries))

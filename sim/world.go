@@ -50,7 +50,6 @@ func (w world) WaitFor(_ context.Context, what string, timeout time.Duration, co
 	return w.s.waitFor(what, timeout, cond)
 }
 func (w world) Pause(_ context.Context, d time.Duration) error { w.s.pause(d); return nil }
-func (w world) SampleNow(context.Context) target.Sample        { return w.s.last() }
 func (w world) Samples() []target.Sample                       { return slices.Clone(w.s.samples) }
 func (w world) Check(name string, ok bool, format string, args ...any) bool {
 	return w.s.check(name, ok, format, args...)
@@ -73,6 +72,11 @@ func (w world) LowerMax(_ context.Context, to int) (string, error) {
 func (w world) AuditTrail(context.Context) ([]consoleclient.AuditEntry, error) {
 	return w.s.sim.audit(w.s.zname)
 }
+
+// SampleNow reads the zone at this virtual instant; unlike a platform's
+// sampler it records no sample, so the model's samples stay on the
+// sampling interval.
+func (w world) SampleNow(context.Context) target.Sample { return w.s.readZone() }
 
 // WatchGroup creates the group's other zone as the console's run does
 // (the scenario zone's name + scenarios.SiblingSuffix, count 1, max the

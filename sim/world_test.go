@@ -74,6 +74,7 @@ func TestSimCatchesPlantedBugs(t *testing.T) {
 		fact   string // the failing fact's name's beginning
 	}{
 		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.ViewerRefused(), "an admin's count above the max"},
+		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.ViewerRefused(), "count and max unchanged"},
 		{faults.CountAboveMaxAccepted, scenarios.PolicyStep, scenarios.MaxLowered(), "an admin's count above the max"},
 		{faults.MaxLeaksToGroup, scenarios.PolicyStep, scenarios.MaxLowered(), "the group's other zone did not move"},
 		{faults.HPAIgnoreStabilization, scenarios.PolicyHPA, scenarios.Spike(), "no scale-down before the"},
