@@ -98,8 +98,9 @@ func (q *promQuerier) sum(ctx context.Context, query string, emptyZero bool) (fl
 
 func (q *promQuerier) close() { q.tr.CloseIdleConnections() }
 
-// signalPoint is one reading of the signal; OK false when it failed.
-type signalPoint struct {
+// SignalPoint is one reading of a zone's signal (the value its query
+// read at At); OK false when the reading failed.
+type SignalPoint struct {
 	At    time.Time
 	Value float64
 	OK    bool
@@ -117,7 +118,7 @@ type signalRecorder struct {
 	policy    string
 
 	mu     sync.Mutex
-	points []signalPoint
+	points []SignalPoint
 }
 
 // run samples until ctx ends.
@@ -142,7 +143,7 @@ func (r *signalRecorder) sampleOnce(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	p := signalPoint{At: now, Value: v, OK: err == nil}
+	p := SignalPoint{At: now, Value: v, OK: err == nil}
 	r.mu.Lock()
 	r.points = append(r.points, p)
 	r.mu.Unlock()
@@ -161,10 +162,10 @@ func (r *signalRecorder) sampleOnce(ctx context.Context) {
 	r.s.env.write(KindSignal, rec)
 }
 
-func (r *signalRecorder) snapshot() []signalPoint {
+func (r *signalRecorder) snapshot() []SignalPoint {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]signalPoint(nil), r.points...)
+	return append([]SignalPoint(nil), r.points...)
 }
 
 func clampInt(v, lo, hi int) int { return min(max(v, lo), hi) }

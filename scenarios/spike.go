@@ -190,11 +190,21 @@ func JudgeRounds(ctx context.Context, w World, v consoleclient.PolicyView, from,
 	judgeSignal(w, band, roundPoints(rounds), "the console's query rounds (the value it read, at its round times)")
 }
 
+// JudgeReadings adds a step zone's spike facts on w from readings of its
+// signal (query, read every sample, oldest first): judgeSignal in the band
+// of v, the zone's policy as the console resolved it, from from (the
+// load's start).
+func JudgeReadings(w World, v consoleclient.PolicyView, from time.Time, readings []SignalPoint, query string) {
+	band, _, _ := spikeBand(w.Profile(), v)
+	band.From = from
+	judgeSignal(w, band, readings, "the harness's own readings of "+query)
+}
+
 // judgeSignal adds the signal's facts on w: "signal recorded" (at least
 // 90 % of the readings answered) and "replicas follow the signal" (every
 // sample of the count within the band of the readings before it,
 // judgeFollow). source names the readings in the detail.
-func judgeSignal(w World, band followBand, points []signalPoint, source string) {
+func judgeSignal(w World, band followBand, points []SignalPoint, source string) {
 	ok := 0
 	for _, p := range points {
 		if p.OK {
@@ -305,7 +315,7 @@ func (b followBand) hi(v float64) int {
 
 // judgeFollow checks every count sample against the band; it returns how
 // many samples it checked and a line per sample outside.
-func judgeFollow(b followBand, signal []signalPoint, counts []observe.Sample) (int, []string) {
+func judgeFollow(b followBand, signal []SignalPoint, counts []observe.Sample) (int, []string) {
 	checked := 0
 	var bad []string
 	for _, c := range counts {
@@ -359,10 +369,10 @@ func listFirst(lines []string, n int) string {
 
 // roundPoints are the console's query rounds as signal points: each round's
 // value at its time (a failed metric is a failed reading).
-func roundPoints(rounds []consoleclient.PolicyRound) []signalPoint {
-	out := make([]signalPoint, 0, len(rounds))
+func roundPoints(rounds []consoleclient.PolicyRound) []SignalPoint {
+	out := make([]SignalPoint, 0, len(rounds))
 	for _, r := range rounds {
-		p := signalPoint{At: r.At, OK: r.Value != nil}
+		p := SignalPoint{At: r.At, OK: r.Value != nil}
 		if r.Value != nil {
 			p.Value = *r.Value
 		}

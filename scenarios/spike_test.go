@@ -100,13 +100,13 @@ func TestJudgeFollow(t *testing.T) {
 	band := followBand{Threshold: 24, TolUp: 0.1, TolDown: 0.1, Min: 1, Max: 4,
 		WindowUp: 4 * time.Second, WindowDown: 10 * time.Second, From: t0}
 	// The signal: 0 until 5 s, 90 (ask 4) from 5 s to 20 s, then 0.
-	var sig []signalPoint
+	var sig []SignalPoint
 	for s := 0; s <= 40; s++ {
 		v := 0.0
 		if s >= 5 && s < 20 {
 			v = 90
 		}
-		sig = append(sig, signalPoint{At: at(float64(s)), Value: v, OK: true})
+		sig = append(sig, SignalPoint{At: at(float64(s)), Value: v, OK: true})
 	}
 	counts := func(f func(s float64) int) []observe.Sample {
 		var out []observe.Sample
@@ -118,7 +118,7 @@ func TestJudgeFollow(t *testing.T) {
 	tests := []struct {
 		name    string
 		band    func(followBand) followBand
-		signal  []signalPoint
+		signal  []SignalPoint
 		counts  []observe.Sample
 		wantBad int
 		first   string
@@ -163,9 +163,9 @@ func TestJudgeFollow(t *testing.T) {
 				}
 				return 1
 			})},
-		{name: "failed readings are not judged", signal: []signalPoint{{At: at(1), OK: false}},
+		{name: "failed readings are not judged", signal: []SignalPoint{{At: at(1), OK: false}},
 			counts: counts(func(float64) int { return 3 })},
-		{name: "within tolerance both ways", signal: []signalPoint{{At: at(0), Value: 50, OK: true}, {At: at(20), Value: 50, OK: true}},
+		{name: "within tolerance both ways", signal: []SignalPoint{{At: at(0), Value: 50, OK: true}, {At: at(20), Value: 50, OK: true}},
 			// 50 / 24 = 2.08: a round may keep 2 (ratio 1.04) or ask 3; never 1 or 4.
 			counts: counts(func(s float64) int {
 				if s < 10 {

@@ -33,10 +33,9 @@ type World interface {
 	// against the zone.
 	LoadProfile(ctx context.Context, lp load.Profile) WorldLoad
 	// WatchSignal starts recording what the zone's autoscaler scales on:
-	// an hpa zone's query rounds as its console reports them (on a
-	// platform and on the model), a step zone's query on the run's
-	// Prometheus (a platform only: on the model a step zone's Signal
-	// records and judges nothing).
+	// an hpa zone's query rounds as its console reports them, a step
+	// zone's query as the harness reads it (on a platform from the run's
+	// Prometheus, on the model from its edge summary and scrapes).
 	WatchSignal(ctx context.Context) (Signal, error)
 	// WaitFor waits until a good sample taken from now on satisfies cond,
 	// at most timeout; the error names what was awaited and the last

@@ -205,6 +205,14 @@ func (s *scope) applyHPA(maxCount int) error {
 	if _, err := sim.c.SetPolicy(actorAdmin, sim.cfg.Group, s.zname, controller.PolicySpec{Policy: controller.PolicyHPA, HPA: &hs}); err != nil {
 		return fmt.Errorf("set zone %s policy hpa: %w", s.zname, err)
 	}
+	s.recordSignal()
+	return nil
+}
+
+// recordSignal starts the zone's signal (the edge's in-flight summary) and
+// Prometheus's scrapes of it every ScrapeInterval while the scenario runs.
+func (s *scope) recordSignal() {
+	sim := s.sim
 	s.z.signal = newSignal(sim.cfg.HPA.InflightMaxAge, sim.cfg.HPA.Window)
 	var scrape func()
 	scrape = func() {
@@ -215,7 +223,6 @@ func (s *scope) applyHPA(maxCount int) error {
 		sim.l.after(sim.cfg.HPA.ScrapeInterval, scrape)
 	}
 	sim.l.after(0, scrape)
-	return nil
 }
 
 // wait blocks until the load has ended.

@@ -175,8 +175,31 @@ func TestHPASpike(t *testing.T) {
 	}
 }
 
-// TestScenarioList: the default list is every harness scenario the sim has
-// a script for; each of the five and spike has one.
+// TestSpikeSignalFacts: on either policy the model's spike judges the
+// signal as a platform run does (an hpa zone on its controller's query
+// rounds, a step zone on the harness's own readings of the query), with the
+// catalogue's facts.
+func TestSpikeSignalFacts(t *testing.T) {
+	for _, tc := range []struct{ policy, source string }{
+		{scenarios.PolicyStep, "the harness's own readings of sum(max_over_time("},
+		{scenarios.PolicyHPA, "the console's query rounds"},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			cfg := NewConfig(scenarios.Quick())
+			cfg.Policy, cfg.Scenarios = tc.policy, []string{"spike"}
+			v := mustRun(t, cfg).Verdicts[0]
+			for _, name := range []string{"signal recorded", "replicas follow the signal"} {
+				i := slices.IndexFunc(v.Facts, func(f reports.Fact) bool { return strings.HasPrefix(f.Name, name) })
+				if i < 0 || !v.Facts[i].Passed || !strings.Contains(v.Facts[i].Detail, tc.source) {
+					t.Errorf("%q: want it judged and passed on %s; facts %+v", name, tc.source, v.Facts)
+				}
+			}
+		})
+	}
+}
+
+// TestScenarioList: the default list is every harness scenario the sim
+// runs (those with a Flow); each of the five and spike has one.
 func TestScenarioList(t *testing.T) {
 	for _, policy := range []string{scenarios.PolicyStep, scenarios.PolicyHPA} {
 		cfg := NewConfig(scenarios.Quick())

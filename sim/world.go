@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -163,18 +164,23 @@ func (w world) TryOtherRoles(context.Context) { w.s.pause(time.Second) }
 // admin.
 func (w world) CheckRefusalsAudited(context.Context) {}
 
-// WatchSignal records an hpa zone's query rounds as the model's controller
-// reports them (its policy status, read at every sample as a platform run
-// polls the console's), for the same spike facts as a platform run
-// (scenarios.JudgeRounds). A step zone has no signal in the model
-// (sim/signal.go is an hpa zone's metric): its Signal records and judges
-// nothing.
+// WatchSignal records the zone's signal for the same spike facts as a
+// platform run. An hpa zone's query rounds come from the model's
+// controller (its policy status, read at every sample as a platform run
+// polls the console's; scenarios.JudgeRounds). A step zone's signal is the
+// harness's own reading of the hpa settings' query at every sample, as a
+// platform run reads it on Prometheus (scenarios.JudgeReadings); its edge
+// summary and scrapes start here, with the load.
 func (w world) WatchSignal(context.Context) (scenarios.Signal, error) {
-	if w.s.sim.cfg.Policy != scenarios.PolicyHPA {
-		return noSignal{}, nil
+	s := w.s
+	g := &modelSignal{w: w, from: s.sim.l.Now()}
+	if s.sim.cfg.Policy != scenarios.PolicyHPA {
+		g.query = scenarios.ExpandQuery(s.sim.cfg.HPA.Query, s.sim.cfg.Group, s.zname)
+		if s.z.signal == nil {
+			s.recordSignal()
+		}
 	}
-	g := &modelSignal{w: w, from: w.s.sim.l.Now()}
-	w.s.rounds = g
+	s.rounds = g
 	g.poll()
 	return g, nil
 }
@@ -188,20 +194,27 @@ func (noSignal) Stop()                 {}
 // the zone, oldest first (the controller keeps the last
 // controller.MaxPolicyRounds; a poll every sample never misses one).
 type modelSignal struct {
-	w       world
-	from    time.Time
-	rounds  []controller.PolicyRound
-	polls   int
-	failed  int
-	stopped bool
+	w        world
+	from     time.Time
+	rounds   []controller.PolicyRound
+	polls    int
+	failed   int
+	stopped  bool
+	query    string                  // a step zone's: read every sample into readings
+	readings []scenarios.SignalPoint // a step zone's
 }
 
-// poll reads the zone's policy status and keeps its new rounds.
+// poll reads a step zone's signal, or an hpa zone's policy status and
+// keeps its new rounds.
 func (g *modelSignal) poll() {
 	if g.stopped {
 		return
 	}
 	sim := g.w.s.sim
+	if g.query != "" {
+		g.readings = append(g.readings, g.read())
+		return
+	}
 	v, err := sim.c.Policy(sim.cfg.Group, g.w.s.zname)
 	g.polls++
 	if err != nil {
@@ -218,12 +231,39 @@ func (g *modelSignal) Stop() {
 	g.stopped = true
 }
 
+// read is the query's sum now, as the harness reads it on Prometheus: no
+// series, NaN and ±Inf read as 0 where the hpa settings say so, else a
+// failed reading.
+func (g *modelSignal) read() scenarios.SignalPoint {
+	sim := g.w.s.sim
+	p := scenarios.SignalPoint{At: sim.l.Now(), OK: true}
+	vals := g.w.s.z.signal.query(sim.l.since())
+	if len(vals) == 0 {
+		p.OK = sim.cfg.HPA.ReadEmptyAsZero
+		return p
+	}
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if !sim.cfg.HPA.ReadEmptyAsZero {
+				p.OK = false
+			}
+			continue
+		}
+		p.Value += v
+	}
+	return p
+}
+
 func (g *modelSignal) Judge(ctx context.Context) {
 	g.Stop()
 	sim := g.w.s.sim
 	v, err := sim.c.Policy(sim.cfg.Group, g.w.s.zname)
 	if err != nil {
-		g.w.Check("the zone's policy is readable (hpa facts)", false, "%v", err)
+		g.w.Check("the zone's policy is readable (signal facts)", false, "%v", err)
+		return
+	}
+	if g.query != "" {
+		scenarios.JudgeReadings(g.w, v, g.from, g.readings, g.query)
 		return
 	}
 	scenarios.JudgeRounds(ctx, g.w, v, g.from, Epoch.Add(g.w.s.start), g.rounds, g.polls, g.failed)
