@@ -77,6 +77,13 @@ func (q *promQuerier) sum(ctx context.Context, query string, emptyZero bool) (fl
 	default:
 		return 0, fmt.Errorf("result type %v, want a vector or a scalar", v.Type())
 	}
+	return SumSeries(vals, emptyZero)
+}
+
+// SumSeries is a query's reading from its series' values: their sum. No
+// series reads 0 when emptyZero (KEDA's ignoreNullValues), else it is an
+// error; a NaN or ±Inf value is skipped when emptyZero, else an error.
+func SumSeries(vals []float64, emptyZero bool) (float64, error) {
 	if len(vals) == 0 {
 		if emptyZero {
 			return 0, nil

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,30 @@ func TestAtMax(t *testing.T) {
 		total, longest, sampled, max := AtMax(tc.samples)
 		if total != tc.total || longest != tc.longest || sampled != tc.sampled || max != tc.max {
 			t.Errorf("%s: %s %s %s max %d, want %s %s %s %d", tc.name, total, longest, sampled, max, tc.total, tc.longest, tc.sampled, tc.max)
+		}
+	}
+}
+
+// TestSumSeries: a query's reading is its series' sum; no series and
+// NaN/±Inf values read 0 (skipped) with emptyZero and fail without it.
+func TestSumSeries(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, tc := range []struct {
+		vals      []float64
+		emptyZero bool
+		want      float64
+		wantErr   bool
+	}{
+		{[]float64{1.5, 2}, false, 3.5, false},
+		{nil, true, 0, false},
+		{nil, false, 0, true},
+		{[]float64{nan, 4}, true, 4, false},
+		{[]float64{nan, 4}, false, 0, true},
+		{[]float64{inf}, false, 0, true},
+	} {
+		got, err := SumSeries(tc.vals, tc.emptyZero)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("SumSeries(%v, %v) = %v, %v; want %v, error %v", tc.vals, tc.emptyZero, got, err, tc.want, tc.wantErr)
 		}
 	}
 }

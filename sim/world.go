@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -185,11 +184,6 @@ func (w world) WatchSignal(context.Context) (scenarios.Signal, error) {
 	return g, nil
 }
 
-type noSignal struct{}
-
-func (noSignal) Judge(context.Context) {}
-func (noSignal) Stop()                 {}
-
 // modelSignal keeps every query round the model's controller reports for
 // the zone, oldest first (the controller keeps the last
 // controller.MaxPolicyRounds; a poll every sample never misses one).
@@ -231,27 +225,12 @@ func (g *modelSignal) Stop() {
 	g.stopped = true
 }
 
-// read is the query's sum now, as the harness reads it on Prometheus: no
-// series, NaN and ±Inf read as 0 where the hpa settings say so, else a
-// failed reading.
+// read is the query's reading now, as the harness reads it on Prometheus
+// (scenarios.SumSeries with the hpa settings' ReadEmptyAsZero).
 func (g *modelSignal) read() scenarios.SignalPoint {
 	sim := g.w.s.sim
-	p := scenarios.SignalPoint{At: sim.l.Now(), OK: true}
-	vals := g.w.s.z.signal.query(sim.l.since())
-	if len(vals) == 0 {
-		p.OK = sim.cfg.HPA.ReadEmptyAsZero
-		return p
-	}
-	for _, v := range vals {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			if !sim.cfg.HPA.ReadEmptyAsZero {
-				p.OK = false
-			}
-			continue
-		}
-		p.Value += v
-	}
-	return p
+	v, err := scenarios.SumSeries(g.w.s.z.signal.query(sim.l.since()), sim.cfg.HPA.ReadEmptyAsZero)
+	return scenarios.SignalPoint{At: sim.l.Now(), Value: v, OK: err == nil}
 }
 
 func (g *modelSignal) Judge(ctx context.Context) {
