@@ -116,9 +116,13 @@ func (s *Scope) inPlannedOutage(t time.Time) bool {
 // served. It returns the console's time of the change (its audit entry),
 // or the time of the PUT's answer when the audit has none. The first forced
 // count of a scenario also creates the group's other zone, which the
-// scenario must leave alone (ensureSibling).
+// scenario must leave alone (ensureSibling). On a target it is
+// forceTargetCount.
 func (s *Scope) forceCount(ctx context.Context, n int) (time.Time, error) {
 	e := s.env
+	if e.Target != nil {
+		return s.forceTargetCount(ctx, n)
+	}
 	if err := s.ensureSibling(ctx); err != nil {
 		return s.now(), err
 	}

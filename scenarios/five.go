@@ -435,6 +435,12 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 // on the run's clock (Env.Clock), returning early with an error wrapping
 // errStopped when ctx ends.
 func (s *Scope) pause(ctx context.Context, d time.Duration) error {
+	if s.env.Target != nil { // a target is read only when a scenario reads it: it is read while it pauses
+		if err := s.hold(ctx, d, nil); err != nil {
+			return fmt.Errorf("%w: %v", errStopped, err)
+		}
+		return nil
+	}
 	if err := s.env.clock().Sleep(ctx, d); err != nil {
 		return fmt.Errorf("%w: %v", errStopped, err)
 	}

@@ -7,28 +7,45 @@ import (
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
-	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // lowRounds is Ramen 0.7.5's "low for 3 rebalances in a row" before a DOWN.
 const lowRounds = 3
 
-// Outage: "an outage never scales in". A zone at count 2 under a low load
-// (2 VUs); one worker is frozen (the platform's Freeze: SIGSTOP on local)
-// past the down cooldown of the last change and several scheduler rounds
-// more, so a DOWN would be allowed if the zone were only idle. Ramen 0.7.5's autoscaling notes
-// ("How it decides"): a worker that does not answer is down, never low, and
-// a zone with a down worker is not scaled in. The count must not drop while
-// the worker is frozen, and must step down again once it answers.
+// Outage: "an outage never scales in", on the console's zone or on a
+// target (Env.Target). The scale target is set to count 2 by hand under a
+// low load (2 VUs); one worker is frozen (the platform's Freeze: SIGSTOP on
+// local) for outageFreeze: on the console past the down cooldown of the
+// count's change and several scheduler rounds more, so a DOWN would be
+// allowed if the zone were only idle. Ramen 0.7.5's autoscaling notes
+// ("How it decides"): a worker that does not answer is down, never low,
+// and a zone with a down worker is not scaled in. The count must not drop
+// below 2 while the worker is frozen (no step down in the samples, nor in
+// the trail where it names its steps), and must step down to min again once
+// it answers: on the console within the down cooldown and the low rounds,
+// on a target within its back-to-min contract's bound.
+//
+// A target that does not promise target.FactOutageHolds reports it not
+// applicable (the scenario is then skipped: nothing judged); a platform
+// without fault actions skips it with the reason, never passes it. Fault
+// actions address a target's workers as group = namespace, zone =
+// Deployment.
 func Outage() Scenario {
 	return Scenario{
 		Name:  "outage",
 		Title: "an outage never scales in",
-		Expected: func(p Profile, _ target.Contracts) time.Duration {
+		Facts: []target.Fact{target.FactOutageHolds},
+		Expected: func(p Profile, c target.Contracts) time.Duration {
+			if c != nil {
+				return outageFreeze(p) + c[target.FactBackToMin].Bound
+			}
 			return outageFreeze(p) + p.DownCooldown + (lowRounds+4)*p.SchedulerInterval
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
+			if !s.applies(target.FactOutageHolds) {
+				return nil
+			}
 			if err := stepOnly(e); err != nil {
 				return err
 			}
@@ -39,25 +56,28 @@ func Outage() Scenario {
 			if err := s.CreateZone(ctx, e.Profile.Max); err != nil {
 				return err
 			}
+			back, backWait := outageBack(e.Profile, s)
 			changed, err := s.forceCount(ctx, 2)
 			if err != nil {
 				return err
 			}
-			ws, err := f.Workers(ctx, e.Endpoints.Group, s.Zone)
+			group, zone := s.workersOf()
+			ws, err := f.Workers(ctx, group, zone)
 			if err != nil {
 				return skip(err)
 			}
 			ws = countWorkers(ws) // the canary is not one of the count's
 			if len(ws) < 2 {
-				return fmt.Errorf("the platform lists %d workers of a zone at count 2", len(ws))
+				return fmt.Errorf("the platform lists %d workers of %s/%s at count 2", len(ws), group, zone)
 			}
 			victim := ws[len(ws)-1] // the newest: the one a DOWN would remove first
-			lp := load.ConstantVUs(2, e.Profile.DownTimeout)
-			lp.GracefulStop, lp.ThinkTime = outageFreeze(e.Profile)+e.Profile.GracefulStop, 100*time.Millisecond
-			l := s.loadWork(ctx, lp, e.Profile.WorkMS)
+			freeze := outageFreeze(e.Profile)
+			lp := load.ConstantVUs(2, max(e.Profile.DownTimeout, freeze+backWait))
+			lp.GracefulStop, lp.ThinkTime = freeze+e.Profile.GracefulStop, 100*time.Millisecond
+			l := s.LoadProfile(ctx, lp)
 
-			s.Phase(fmt.Sprintf("worker %s frozen for %s", victim.ID, outageFreeze(e.Profile)))
-			if err := f.Freeze(ctx, e.Endpoints.Group, s.Zone, victim.ID); err != nil {
+			s.Phase(fmt.Sprintf("worker %s frozen for %s", victim.ID, freeze))
+			if err := f.Freeze(ctx, group, zone, victim.ID); err != nil {
 				return skip(err)
 			}
 			frozeAt := s.now()
@@ -67,38 +87,40 @@ func Outage() Scenario {
 					return nil
 				}
 				thawed = true
-				return f.Thaw(context.WithoutCancel(ctx), e.Endpoints.Group, s.Zone, victim.ID)
+				return f.Thaw(context.WithoutCancel(ctx), group, zone, victim.ID)
 			}
 			defer func() { _ = thaw() }()
-			// A DOWN would be allowed from the later of the down cooldown's end
-			// and three low rounds; the freeze lasts well past both.
+			// On the console a DOWN would be allowed from the later of the down
+			// cooldown's end and three low rounds; the freeze lasts well past both.
 			downAllowed := changed.Add(e.Profile.DownCooldown)
-			if err := s.pause(ctx, outageFreeze(e.Profile)); err != nil {
+			if err := s.pause(ctx, freeze); err != nil {
 				return err
 			}
 			thawAt := s.now()
-			entries, err := s.AuditTrail(ctx)
+			inOutage, err := s.downsIn(ctx, frozeAt, thawAt)
 			if err != nil {
 				return err
 			}
-			var inOutage []string
-			for _, d := range autoscales(entries, "down") {
-				if !d.At.Before(frozeAt) && !d.At.After(thawAt) {
-					inOutage = append(inOutage, describe([]consoleclient.AuditEntry{d}, frozeAt))
-				}
-			}
 			low := s.minCount(frozeAt, thawAt)
-			s.Check("no step down while a worker is unreachable", len(inOutage) == 0 && low >= 2,
-				"worker %s frozen %.1f s, %.1f s past the end of the down cooldown (%s, from the profile); lowest count sampled %d; DOWNs in the outage: %v",
-				victim.ID, thawAt.Sub(frozeAt).Seconds(), thawAt.Sub(downAllowed).Seconds(), e.Profile.DownCooldown, low, orNone(inOutage))
+			past := ""
+			if e.Target == nil {
+				past = fmt.Sprintf(", %.1f s past the end of the down cooldown (%s, from the profile)", thawAt.Sub(downAllowed).Seconds(), e.Profile.DownCooldown)
+			}
+			s.check(target.FactOutageHolds, len(inOutage) == 0 && low >= 2,
+				"worker %s frozen %.1f s%s; lowest count sampled %d; DOWNs in the outage: %v",
+				victim.ID, thawAt.Sub(frozeAt).Seconds(), past, low, orNone(inOutage))
 			if err := thaw(); err != nil {
 				return err
 			}
 
-			s.Phase("thawed: the zone steps down once every worker answers")
-			wait := e.Profile.DownCooldown + (lowRounds+3)*e.Profile.SchedulerInterval + 10*time.Second
-			back, err := s.WaitFor(ctx, "count back to 1 after the thaw", wait, func(x observe.Sample) bool { return x.Count == 1 })
-			s.Check("steps down again once every worker answers", err == nil, "%v", errOr(err, "count 1 %.1f s after the thaw", back.At.Sub(thawAt).Seconds()))
+			if back.NotApplicable != "" {
+				s.NotApplicable(factStepsDownAgain, back.NotApplicable)
+			} else {
+				s.Phase("thawed: the count steps down once every worker answers")
+				at, err := s.WaitFor(ctx, "count back to min after the thaw", backWait,
+					func(x target.Sample) bool { return x.Count <= max(x.Min, 1) })
+				s.Check(factStepsDownAgain, err == nil, "%v", errOr(err, "count %d %.1f s after the thaw", at.Count, at.At.Sub(thawAt).Seconds()))
+			}
 			l.Stop()
 			l.Wait()
 			return l.Err()
@@ -106,10 +128,63 @@ func Outage() Scenario {
 	}
 }
 
-// outageFreeze is how long the outage scenario keeps a worker frozen: past
-// the down cooldown and three low rounds, and three scheduler rounds more.
+// factStepsDownAgain is the outage's second fact.
+const factStepsDownAgain = "steps down again once every worker answers"
+
+// outageFreeze is how long the outage scenario keeps a worker frozen: a
+// target profile's OutageHold, else past the down cooldown and three low
+// rounds, and three scheduler rounds more.
 func outageFreeze(p Profile) time.Duration {
+	if p.OutageHold > 0 {
+		return p.OutageHold
+	}
 	return p.DownCooldown + (lowRounds+3)*p.SchedulerInterval
+}
+
+// outageBack is how long after the thaw the count may take to step down
+// again: on the console the down cooldown, the low rounds and three
+// scheduler rounds more, and 10 s; on a target its back-to-min contract's
+// bound and backMargin (a target that does not promise it: the contract
+// with its reason, and the freeze's length for the load).
+func outageBack(p Profile, s *Scope) (target.Contract, time.Duration) {
+	if s.env.Target == nil {
+		return target.Contract{Applies: true}, p.DownCooldown + (lowRounds+3)*p.SchedulerInterval + 10*time.Second
+	}
+	c := s.contract(target.FactBackToMin)
+	if !c.Applies {
+		return c, 0
+	}
+	return c, c.Bound + backMargin(p)
+}
+
+// downsIn describes the steps down the zone's trail records from from to
+// to: the console's audit entries of an autoscale DOWN; a target's trail
+// changes to a lower count (an entry that does not say the count before
+// is left to the samples).
+func (s *Scope) downsIn(ctx context.Context, from, to time.Time) ([]string, error) {
+	var out []string
+	if t := s.env.Target; t != nil {
+		trail, err := t.Trail(ctx, from)
+		if err != nil {
+			return nil, fmt.Errorf("read the trail: %w", err)
+		}
+		for _, c := range trail {
+			if !c.At.After(to) && c.From >= 0 && c.To < c.From {
+				out = append(out, fmt.Sprintf("%d->%d at +%.1f s (%s)", c.From, c.To, c.At.Sub(from).Seconds(), c.Reason))
+			}
+		}
+		return out, nil
+	}
+	entries, err := s.AuditTrail(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range autoscales(entries, "down") {
+		if !d.At.Before(from) && !d.At.After(to) {
+			out = append(out, describe([]consoleclient.AuditEntry{d}, from))
+		}
+	}
+	return out, nil
 }
 
 func orNone(xs []string) any {

@@ -64,7 +64,8 @@ type Profile struct {
 	// 5 → 50 → 100); 0 or 1 keeps them.
 	SpikeScale   float64 `json:"spike_scale,omitempty"`
 	SpikeVUScale float64 `json:"spike_vu_scale,omitempty"`
-	// OutageHold is how long target-outage keeps a worker frozen.
+	// OutageHold is how long outage keeps a worker frozen on a target
+	// (the console's profiles leave it 0: outageFreeze).
 	OutageHold time.Duration `json:"outage_hold,omitempty"`
 }
 

@@ -142,8 +142,13 @@ func (s *Scope) admin() string { return s.env.Endpoints.Keys.GroupAdmin.Key }
 
 // CreateZone creates the scenario's zone with count 1 and the given max,
 // starts sampling it every SampleInterval, and waits until one worker is ready.
+// A target run's scale target exists already: CreateZone waits, unjudged,
+// for its count to settle at min with no load (settle).
 func (s *Scope) CreateZone(ctx context.Context, max int) error {
 	e := s.env
+	if e.Target != nil {
+		return s.settle(ctx)
+	}
 	if err := e.createZone(ctx, s.Zone, max); err != nil {
 		return err
 	}
@@ -215,8 +220,12 @@ func WaitServed(ctx context.Context, client *http.Client, url string, timeout ti
 	}
 }
 
-// WaitFor waits on the zone's samples (see observe.Zone.WaitFor).
+// WaitFor waits on the zone's samples (see observe.Zone.WaitFor); on a
+// target it reads the target every sample interval (waitFor).
 func (s *Scope) WaitFor(ctx context.Context, what string, timeout time.Duration, cond func(observe.Sample) bool) (observe.Sample, error) {
+	if s.env.Target != nil {
+		return s.waitFor(ctx, what, timeout, cond)
+	}
 	return s.sampler.WaitFor(ctx, what, timeout, cond)
 }
 
@@ -261,8 +270,14 @@ func (s *Scope) addLoad(l *loadRun) *loadRun {
 	return l
 }
 
-// Samples returns every zone sample so far.
+// Samples returns every zone sample so far (a target's readings on a
+// target run).
 func (s *Scope) Samples() []observe.Sample {
+	if s.env.Target != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return slices.Clone(s.tsamples)
+	}
 	if s.sampler == nil {
 		return nil
 	}
@@ -318,7 +333,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		v.P95ms = math.Max(v.P95ms, p)
 	}
 	samples := s.Samples()
-	for _, smp := range append(samples, s.good(time.Time{})...) {
+	for _, smp := range samples {
 		if smp.Err == "" && smp.Count > v.PeakCount {
 			v.PeakCount = smp.Count
 		}

@@ -14,7 +14,7 @@ package scenarios
 //	target-sustained    a steady load: scales up within the bound, count within min and max, every change in the trail
 //	target-max-lowered  at 3 under load an admin lowers max to 2: applies within the bound; admin allowed
 //	target-spike        the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
-//	target-outage       a frozen worker never scales in (where the platform can freeze one)
+//	outage              a frozen worker at count 2 never scales in (where the platform can freeze one)
 //
 // Every wait goes through the scope's sampler, which reads the target and
 // the load's in-flight every sample interval on the env's clock and writes
@@ -154,7 +154,7 @@ func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (targ
 // TargetScenarios returns the target scenarios in run order: the roles
 // first (they need the count at rest), the spike last.
 func TargetScenarios() []Scenario {
-	return []Scenario{TargetRoles(), TargetSustained(), TargetMaxLowered(), TargetSpike(), TargetOutage()}
+	return []Scenario{TargetRoles(), TargetSustained(), TargetMaxLowered(), TargetSpike(), Outage()}
 }
 
 // SelectTargets returns the target scenarios named (all when names is
@@ -189,7 +189,12 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 
 // contract is the target's contract for f (a missing one is not
 // applicable: Contracts.Check has refused such a target before the run).
+// On the console's own zone every fact applies, with no contract text: its
+// scenarios judge the console's rules as they state them.
 func (s *Scope) contract(f target.Fact) target.Contract {
+	if s.env.Target == nil {
+		return target.Contract{Applies: true}
+	}
 	c, ok := s.contracts[f]
 	if !ok {
 		return target.Contract{NotApplicable: "the target declares no contract for it"}
@@ -324,6 +329,31 @@ func (s *Scope) settle(ctx context.Context) error {
 	_, err := s.waitFor(ctx, "the count to settle at min before the scenario", wait,
 		func(x target.Sample) bool { return x.Count == x.Min })
 	return err
+}
+
+// forceTargetCount asks the target for count n in the admin's name
+// (Target.SetCount) and waits, at most the profile's UpTimeout (30 s and
+// four boot delays at least), until n replicas are counted and ready. It
+// returns the time of the target's answer; a refusal is the error.
+func (s *Scope) forceTargetCount(ctx context.Context, n int) (time.Time, error) {
+	o, err := s.env.Target.SetCount(ctx, target.Admin, n)
+	at := s.now()
+	if err != nil || !o.Accepted() {
+		return at, fmt.Errorf("admin count %d: %s", n, errOr(err, "HTTP %d %s", o.Status, o.Message))
+	}
+	wait := max(30*time.Second+4*s.env.Profile.BootDelay, s.env.Profile.UpTimeout)
+	_, err = s.waitFor(ctx, fmt.Sprintf("%d replicas ready", n), wait, func(x target.Sample) bool { return x.Count == n && x.Ready >= n })
+	return at, err
+}
+
+// workersOf is how the platform's fault actions address the scenario's
+// workers: the console's group and zone, or a target's namespace and
+// Deployment.
+func (s *Scope) workersOf() (group, zone string) {
+	if s.env.Target != nil {
+		return s.env.Namespace, s.env.Deployment
+	}
+	return s.env.Endpoints.Group, s.Zone
 }
 
 // good returns the readings that did not fail, from `from` on.

@@ -143,7 +143,7 @@ func TestTargetRunNotApplicable(t *testing.T) {
 	if na == nil || na.NotApplicable != reason || na.Passed || na.Failed() {
 		t.Errorf("trail fact on a target that does not promise it: %+v", na)
 	}
-	out := byName["target-outage"]
+	out := byName["outage"]
 	if out.Passed || out.Skipped == "" || !strings.Contains(out.Skipped, "does not look at whether pods answer") ||
 		len(out.Facts) != 1 || out.Facts[0].NotApplicable == "" {
 		t.Errorf("outage: %+v", out)

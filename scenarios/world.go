@@ -130,8 +130,11 @@ func record(w World, f reports.Fact) bool { return w.Check(f.Name, f.Passed, "%s
 // Profile is the run's profile (Env.Profile).
 func (s *Scope) Profile() Profile { return s.env.Profile }
 
-// LoadProfile is loadProfile (World).
+// LoadProfile is loadProfile, or a target run's startLoad (World).
 func (s *Scope) LoadProfile(ctx context.Context, lp load.Profile) WorldLoad {
+	if s.env.Target != nil {
+		return s.startLoad(ctx, lp)
+	}
 	return s.loadProfile(ctx, lp)
 }
 

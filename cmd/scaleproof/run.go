@@ -119,8 +119,10 @@ shown on all three targets. Target and console scenarios run in separate runs.
   target-spike        the k6 stages of Grafana's post: up, within bounds, no
                       scale-down inside the stabilization window, back to min;
                       a timeline of in-flight, count, ready, desiredReplicas
-  target-outage       a frozen worker never scales in (where the platform can
-                      freeze one; else skipped)
+  outage              at count 2 set by hand, a frozen worker never scales in,
+                      and the count steps down once it answers (where the
+                      platform can freeze one; else skipped); alone with
+                      --target console it is the console's own outage
 Each target declares a contract per fact: the promise in its own terms and
 its bound ("a lowered max applies within one HPA sync period" for hpa, "in the
 request" for the console). Verdicts show the contract beside each fact; a fact

@@ -133,29 +133,36 @@ func cleanScenarioNames(names []string) []string {
 
 // targetScenarioNames reads --scenarios for a run on target kind: whether
 // the target scenarios run (always for hpa and keda; for the console when
-// names has a target-* name or targetsKeyword), and their names with the
-// keyword expanded (nil: all). Target and console scenarios in one run are
-// a usage error, as are the console's own scenarios with hpa or keda.
+// names has a name only a target run has, target-*, or targetsKeyword), and
+// their names with the keyword expanded (nil: all). A name both kinds have
+// (outage) is the console's own unless a target-only name comes with it.
+// Target and console scenarios in one run are a usage error, as are the
+// console's own scenarios with hpa or keda.
 func targetScenarioNames(kind target.Kind, names []string) (bool, []string, error) {
 	var tnames, cnames []string
+	targetOnly := false
 	names = cleanScenarioNames(names) // the targets keyword expanded
 	for _, n := range names {
-		switch {
-		case strings.HasPrefix(n, "target-"):
-			tnames = append(tnames, n)
-		default:
+		if _, err := scenarios.SelectTargets([]string{n}); err != nil {
 			cnames = append(cnames, n)
+			continue
+		}
+		tnames = append(tnames, n)
+		if _, err := scenarios.Select([]string{n}); err != nil {
+			targetOnly = true
 		}
 	}
 	switch {
 	case kind != target.Console && len(cnames) > 0:
 		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, ..., or %s for all); %s are the reference console's own",
 			strings.Join(cnames, ","), kind, targetsKeyword, strings.Join(cnames, ", "))
-	case len(tnames) > 0 && len(cnames) > 0:
+	case kind == target.Console && !targetOnly:
+		return false, nil, nil
+	case len(cnames) > 0:
 		return false, nil, fmt.Errorf("--scenarios %s: the target scenarios (%s) and the console's own scenarios (%s) run in separate runs",
 			strings.Join(names, ","), strings.Join(tnames, ", "), strings.Join(cnames, ", "))
 	}
-	return kind != target.Console || len(tnames) > 0, tnames, nil
+	return true, tnames, nil
 }
 
 // targetRun is a run's target part: its scenarios and profile, and for the

@@ -107,7 +107,7 @@ func TestRunTargetUsage(t *testing.T) {
 // TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
 // targets keyword expanded, and each scenario runs once.
 func TestCleanScenarioNames(t *testing.T) {
-	all := "target-roles,target-sustained,target-max-lowered,target-spike,target-outage"
+	all := "target-roles,target-sustained,target-max-lowered,target-spike,outage"
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"sustained", "sustained"},
@@ -128,7 +128,7 @@ func TestCleanScenarioNames(t *testing.T) {
 }
 
 func TestTargetScenarioNames(t *testing.T) {
-	all := []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike", "target-outage"}
+	all := []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike", "outage"}
 	for _, tc := range []struct {
 		name  string
 		kind  target.Kind
@@ -143,6 +143,10 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "console two by name", kind: target.Console, in: []string{"target-max-lowered", "target-roles"}, on: true,
 			names: []string{"target-max-lowered", "target-roles"}},
 		{name: "console mixed", kind: target.Console, in: []string{"target-roles", "burst"}, want: "run in separate runs"},
+		{name: "console's own outage", kind: target.Console, in: []string{"outage", "burst"}},
+		{name: "console outage on its target zone", kind: target.Console, in: []string{"target-roles", "outage"}, on: true,
+			names: []string{"target-roles", "outage"}},
+		{name: "hpa outage", kind: target.HPA, in: []string{"outage"}, on: true, names: []string{"outage"}},
 		{name: "hpa default", kind: target.HPA, on: true},
 		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
 		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},

@@ -235,9 +235,9 @@ const (
 	// FactBackToMin: after the load ends the count returns to min within
 	// Contract.Bound.
 	FactBackToMin Fact = "back to min after the load"
-	// FactOutageHolds: while the workers cannot answer, the count never
-	// falls.
-	FactOutageHolds Fact = "an outage never scales in"
+	// FactOutageHolds: while a worker cannot answer, the count never
+	// falls (an outage never scales in).
+	FactOutageHolds Fact = "no step down while a worker is unreachable"
 )
 
 // Facts lists the facts in report order.
