@@ -1,8 +1,11 @@
 package scenarios
 
 import (
+	"fmt"
 	"time"
 
+	"github.com/scaleproof/scaleproof/reports"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
@@ -51,18 +54,45 @@ func AtMax(samples []observe.Sample) (total, longest, sampled time.Duration, max
 	return total, longest, sampled, maxCount
 }
 
-// reportAtMax adds the informational fact "time at max" (it never fails a
-// scenario) and writes the at_max record.
-func (s *Scope) reportAtMax() {
-	samples := s.Samples()
+// TimeAtMax is the informational fact "time at max" (it never fails a
+// scenario) and the at_max record of the zone's samples, for every world;
+// ok is false when there is no sample.
+func TimeAtMax(scenario, zone string, samples []observe.Sample) (f reports.Fact, rec AtMaxRecord, ok bool) {
 	if len(samples) == 0 {
-		return
+		return f, rec, false
 	}
 	total, longest, sampled, maxCount := AtMax(samples)
-	s.Check("time at max", true, "%.1f s of %.1f s at max_count %d (longest stretch %.1f s); the maxed-out alert fires after 3h",
-		total.Seconds(), sampled.Seconds(), maxCount, longest.Seconds())
-	s.env.write(KindAtMax, AtMaxRecord{Scenario: s.Name, Zone: s.Zone, MaxCount: maxCount,
-		SecondsAtMax: round1(total.Seconds()), LongestS: round1(longest.Seconds()), SampledS: round1(sampled.Seconds())})
+	f = reports.Fact{Name: "time at max", Passed: true, Detail: fmt.Sprintf("%.1f s of %.1f s at max_count %d (longest stretch %.1f s); the maxed-out alert fires after 3h",
+		total.Seconds(), sampled.Seconds(), maxCount, longest.Seconds())}
+	rec = AtMaxRecord{Scenario: scenario, Zone: zone, MaxCount: maxCount,
+		SecondsAtMax: round1(total.Seconds()), LongestS: round1(longest.Seconds()), SampledS: round1(sampled.Seconds())}
+	return f, rec, true
+}
+
+// reportAtMax adds TimeAtMax's fact and writes its record.
+func (s *Scope) reportAtMax() {
+	if f, rec, ok := TimeAtMax(s.Name, s.Zone, s.Samples()); ok {
+		record(s, f)
+		s.env.write(KindAtMax, rec)
+	}
+}
+
+// PeakCount is the highest count of the samples that did not fail.
+func PeakCount(samples []observe.Sample) int {
+	peak := 0
+	for _, smp := range samples {
+		if smp.Err == "" {
+			peak = max(peak, smp.Count)
+		}
+	}
+	return peak
+}
+
+// FactNoFiveXX is "no 5xx": none of the scenario's calls c answered 5xx;
+// reasons, where the world keeps them, are the answers' most frequent
+// reasons (reasonsText).
+func FactNoFiveXX(c reports.Calls, reasons []load.ErrorCount) reports.Fact {
+	return reports.Fact{Name: "no 5xx", Passed: c.Server5xx == 0, Detail: fmt.Sprintf("%d calls answered 5xx%s", c.Server5xx, reasonsText(reasons))}
 }
 
 func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }

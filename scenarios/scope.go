@@ -333,11 +333,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		v.P95ms = math.Max(v.P95ms, p)
 	}
 	samples := s.Samples()
-	for _, smp := range samples {
-		if smp.Err == "" && smp.Count > v.PeakCount {
-			v.PeakCount = smp.Count
-		}
-	}
+	v.PeakCount = max(v.PeakCount, PeakCount(samples))
 	if s.env.Target != nil {
 		return s.verdictOf(v, runErr)
 	}
@@ -360,7 +356,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		for _, l := range loads {
 			reasons = append(reasons, l.reasons(load.Class5xx)...)
 		}
-		s.Check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx%s", v.Calls.Server5xx, reasonsText(reasons))
+		record(s, FactNoFiveXX(v.Calls, reasons))
 	}
 	if s.env.Endpoints.Canary && len(loads) > 0 {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

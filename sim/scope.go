@@ -59,6 +59,9 @@ func (s *scope) check(name string, ok bool, format string, args ...any) bool {
 	return ok
 }
 
+// record adds fact f, judged by a scenarios.Fact… function.
+func (s *scope) record(f reports.Fact) { s.facts = append(s.facts, f) }
+
 // block waits until wake is called (once; later calls do nothing).
 func (s *scope) block(register func(wake func())) {
 	woken := false
@@ -272,20 +275,19 @@ func (s *scope) finish(runErr error) reports.Verdict {
 			s.sim.write(reports.KindSecond, sec)
 		}
 	}
-	for _, smp := range s.samples {
-		if smp.Err == "" && smp.Count > v.PeakCount {
-			v.PeakCount = smp.Count
-		}
-	}
+	v.PeakCount = max(v.PeakCount, scenarios.PeakCount(s.samples))
 	for _, ev := range s.scaleEvents() {
 		s.sim.write(reports.KindEvent, ev)
 	}
+	if f, rec, ok := scenarios.TimeAtMax(s.name, s.zname, s.samples); ok {
+		s.record(f)
+		s.sim.write(scenarios.KindAtMax, rec)
+	}
 	if sib := s.sibling; sib != nil {
-		f := scenarios.FactSiblingUnmoved(sib.zone, sib.before, world{s}.snapshotOf(sib.zone))
-		s.check(f.Name, f.Passed, "%s", f.Detail)
+		s.record(scenarios.FactSiblingUnmoved(sib.zone, sib.before, world{s}.snapshotOf(sib.zone)))
 	}
 	if len(s.loads) > 0 {
-		s.check("no 5xx", v.Calls.Server5xx == 0, "%d calls answered 5xx", v.Calls.Server5xx)
+		s.record(scenarios.FactNoFiveXX(v.Calls, nil)) // the model keeps no reasons
 	}
 	v.Facts = slices.Clone(s.facts)
 	return scenarios.Decide(v, runErr)
