@@ -422,7 +422,7 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 	for _, smp := range samples {
 		c := reports.CountSample{T: s.Since(smp.At), Count: smp.Count, Ready: smp.Ready, Failed: smp.Err != ""}
 		if !c.Failed {
-			c.Reason = changeReason(smp, prev)
+			c.Reason = ChangeReason(smp, prev)
 			prev = smp.Count
 		}
 		cs = append(cs, c)
@@ -430,10 +430,11 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 	return reports.ScaleEvents(s.Name, cs, okSeconds)
 }
 
-// changeReason is why a sample's count differs from prev: the zone's last
-// change when it names this step (a forced change keeps its own cause and
-// actor even after a hold), else the last decision.
-func changeReason(smp observe.Sample, prev int) string {
+// ChangeReason is why a sample's count differs from prev, for a scale
+// event on every world: the zone's last change when it names this step (a
+// forced change keeps its own cause and actor even after a hold), else the
+// last decision.
+func ChangeReason(smp observe.Sample, prev int) string {
 	if smp.Change != "" && strings.Contains(smp.Change, fmt.Sprintf(" %d->%d:", prev, smp.Count)) {
 		return smp.Change
 	}

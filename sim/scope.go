@@ -118,6 +118,9 @@ func (s *scope) readZone() target.Sample {
 	if d := v.LastDecision; d != nil && d.Action != "" {
 		smp.Decision = target.DecisionText(string(d.Action), d.From, d.To, d.Reason)
 	}
+	if d := v.LastScale; d != nil && d.Action != "" { // as the console's zone reading (target.NewConsole's State)
+		smp.Change = target.DecisionText(string(d.Action), d.From, d.To, d.Reason)
+	}
 	return smp
 }
 
@@ -307,8 +310,13 @@ func (s *scope) scaleEvents() []reports.ScaleEvent {
 	}
 	slices.Sort(okSeconds)
 	cs := make([]reports.CountSample, len(s.samples))
+	prev := -1
 	for i, smp := range s.samples {
-		cs[i] = reports.CountSample{T: s.sinceAt(smp.At), Count: smp.Count, Ready: smp.Ready, Reason: smp.Decision, Failed: smp.Err != ""}
+		cs[i] = reports.CountSample{T: s.sinceAt(smp.At), Count: smp.Count, Ready: smp.Ready, Failed: smp.Err != ""}
+		if !cs[i].Failed {
+			cs[i].Reason = scenarios.ChangeReason(smp, prev)
+			prev = smp.Count
+		}
 	}
 	return reports.ScaleEvents(s.name, cs, okSeconds)
 }
