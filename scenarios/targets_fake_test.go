@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/load"
+	"github.com/scaleproof/scaleproof/scenarios/platform"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -90,6 +92,7 @@ const (
 	brokenNoActor       = "names no actor"
 	brokenNoStabilize   = "scales down inside the stabilization window"
 	brokenStuck         = "never scales down"
+	brokenOutageScaleIn = "scales in while a worker is frozen"
 )
 
 // fakeHPA is a tiny HorizontalPodAutoscaler on the fake clock: every sync
@@ -116,6 +119,7 @@ type fakeHPA struct {
 	recs       []fakeRec
 	trail      []target.Change
 	load       *fakeLoad
+	frozen     bool // a worker is frozen (fakeFaults): the correct fake holds its count
 }
 
 type fakeRec struct {
@@ -222,7 +226,7 @@ func (h *fakeHPA) syncAt(t time.Time) {
 		}
 		desired = min(h.count, stab)
 	}
-	if h.broken == brokenStuck && desired < h.count {
+	if (h.broken == brokenStuck || h.frozen && h.broken != brokenOutageScaleIn) && desired < h.count {
 		desired = h.count
 	}
 	if h.count > h.max && h.broken != brokenIgnoreMax { // a lowered max
@@ -313,4 +317,49 @@ func fakeEnv(h *fakeHPA) *Env {
 		return l
 	}
 	return e
+}
+
+// fakeFaults are fault actions on the fake's replicas: Workers lists one a
+// count, Freeze and Thaw set the fake's frozen flag (a correct fake then
+// holds its count); the rest are not offered.
+type fakeFaults struct{ h *fakeHPA }
+
+func (f fakeFaults) Workers(context.Context, string, string) ([]platform.Worker, error) {
+	f.h.mu.Lock()
+	defer f.h.mu.Unlock()
+	f.h.advance()
+	ws := make([]platform.Worker, f.h.count)
+	for i := range ws {
+		ws[i] = platform.Worker{ID: fmt.Sprintf("w%d", i+1), Ready: true}
+	}
+	return ws, nil
+}
+
+// Freeze takes a millisecond of the fake clock, as a signal sent does, so
+// the readings before it are not at the freeze's instant.
+func (f fakeFaults) Freeze(ctx context.Context, _, _, _ string) error {
+	if err := f.h.clock.Sleep(ctx, time.Millisecond); err != nil {
+		return err
+	}
+	return f.set(true)
+}
+func (f fakeFaults) Thaw(context.Context, string, string, string) error { return f.set(false) }
+
+func (f fakeFaults) set(frozen bool) error {
+	f.h.mu.Lock()
+	defer f.h.mu.Unlock()
+	f.h.advance()
+	f.h.frozen = frozen
+	return nil
+}
+
+var errFakeNotOffered = errors.New("not offered by the fake")
+
+func (fakeFaults) Kill(context.Context, string, string, string) error { return errFakeNotOffered }
+func (fakeFaults) Restart(context.Context, platform.Part) error       { return errFakeNotOffered }
+func (fakeFaults) FailReadiness(context.Context, string, string, string) (platform.Readiness, error) {
+	return platform.Readiness{}, errFakeNotOffered
+}
+func (fakeFaults) PassReadiness(context.Context, string, string, string) error {
+	return errFakeNotOffered
 }

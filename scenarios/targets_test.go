@@ -91,6 +91,77 @@ func TestTargetScenarios(t *testing.T) {
 	}
 }
 
+// TestOutageOnATarget: the one outage scenario on a target: on a target
+// that promises the outage fact, a count set to 2 holds while a worker is
+// frozen and steps down to min once it is thawed (both facts pass, judged
+// on the target's contracts); a target that scales in anyway fails the
+// outage fact; without fault actions the scenario is skipped with the
+// reason before it changes anything; a target that does not promise it is
+// skipped with the target's reason.
+func TestOutageOnATarget(t *testing.T) {
+	promises := func(h *fakeHPA) target.Contracts {
+		c := hpaContracts(h.sync, h.window)
+		c[target.FactOutageHolds] = target.Contract{Applies: true, Text: "a frozen replica holds the count", Source: "fake"}
+		return c
+	}
+	for _, tc := range []struct {
+		name, broken string
+		noFaults     bool
+		hpa          bool // the HPA's own contracts: the outage fact n/a
+		pass         []string
+		fail, skip   string
+	}{
+		{name: "holds", pass: []string{string(target.FactOutageHolds), factStepsDownAgain}},
+		{name: "scales in", broken: brokenOutageScaleIn, fail: string(target.FactOutageHolds)},
+		{name: "no fault actions", noFaults: true, skip: "no fault actions"},
+		{name: "not promised", hpa: true, skip: "does not look at whether pods answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newFakeHPA(newFakeClock(), tc.broken, false)
+			e := fakeEnv(h)
+			if !tc.hpa {
+				e.Target = withContracts{h, promises(h)}
+			}
+			if !tc.noFaults {
+				e.Faults = fakeFaults{h}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v := e.RunOne(ctx, Outage())
+			if v.Error != "" {
+				t.Fatalf("error %q; facts %+v", v.Error, v.Facts)
+			}
+			if tc.skip != "" {
+				if !strings.Contains(v.Skipped, tc.skip) || v.Passed {
+					t.Errorf("skipped %q, passed %v; want skipped with %q", v.Skipped, v.Passed, tc.skip)
+				}
+				if len(h.trail) != 0 {
+					t.Errorf("a skipped outage changed the target: %+v", h.trail)
+				}
+				return
+			}
+			got := map[string]reports.Fact{}
+			for _, f := range v.Facts {
+				got[f.Name] = f
+			}
+			for _, n := range tc.pass {
+				if f, ok := got[n]; !ok || !f.Passed {
+					t.Errorf("fact %q: %+v, want passed", n, f)
+				}
+			}
+			if f := got[string(target.FactOutageHolds)]; f.Contract != "a frozen replica holds the count" {
+				t.Errorf("outage fact's contract %q, want the target's", f.Contract)
+			}
+			if tc.fail != "" && !got[tc.fail].Failed() {
+				t.Errorf("fact %q did not fail: %+v", tc.fail, got[tc.fail])
+			}
+			if v.Passed != (tc.fail == "") {
+				t.Errorf("passed %v; facts %+v", v.Passed, v.Facts)
+			}
+		})
+	}
+}
+
 // withContracts is a target judged on other contracts than its own.
 type withContracts struct {
 	*fakeHPA
