@@ -69,8 +69,9 @@ func (s *Scope) judgeContract(ctx context.Context, end time.Time) {
 	if !s.Check("the zone's audit trail is readable", err == nil && st == http.StatusOK, "%s, %d entries", httpDetail(st, err), len(entries)) {
 		return
 	}
+	samples := s.Samples() // before s.mu: Samples takes it on a target
 	s.mu.Lock()
-	tr := Trace{Max: s.maxCount, Audit: entries, Samples: s.Samples(), Lowered: append([]MaxLowering(nil), s.lowered...), End: end}
+	tr := Trace{Max: s.maxCount, Audit: entries, Samples: samples, Lowered: append([]MaxLowering(nil), s.lowered...), End: end}
 	loads := append([]*loadRun(nil), s.loads...)
 	rec := s.steps
 	s.mu.Unlock()

@@ -14,8 +14,9 @@ import (
 const lowRounds = 3
 
 // Outage: "an outage never scales in", on the console's zone or on a
-// target (Env.Target). The scale target is set to count 2 by hand under a
-// low load (2 VUs); one worker is frozen (the platform's Freeze: SIGSTOP on
+// target (Env.Target). The scale target is set to count 2 by hand (min + 1
+// at least; where the target's contract puts a count set by hand back, the
+// count at rest instead), under a low load (2 VUs); one worker is frozen (the platform's Freeze: SIGSTOP on
 // local) for outageFreeze: on the console past the down cooldown of the
 // count's change and several scheduler rounds more, so a DOWN would be
 // allowed if the zone were only idle. Ramen 0.7.5's autoscaling notes
@@ -24,7 +25,8 @@ const lowRounds = 3
 // below 2 while the worker is frozen (no step down in the samples, nor in
 // the trail where it names its steps), and must step down to min again once
 // it answers: on the console within the down cooldown and the low rounds,
-// on a target within its back-to-min contract's bound.
+// on a target within its back-to-min contract's bound (to 1 where min is
+// 0: the low load goes on).
 //
 // A target that does not promise target.FactOutageHolds reports it not
 // applicable (the scenario is then skipped: nothing judged); a platform
@@ -57,9 +59,18 @@ func Outage() Scenario {
 				return err
 			}
 			back, backWait := outageBack(e.Profile, s)
-			changed, err := s.forceCount(ctx, 2)
-			if err != nil {
-				return err
+			// The count the outage starts from: 2 (min + 1 at least) set by
+			// hand where the autoscaler keeps a count set by hand (the
+			// console); else the count at rest, since the autoscaler would
+			// put a count set by hand back during the freeze.
+			rest, changed := lastGood(s.Samples()), s.now()
+			from := rest.Count
+			if c := s.contract(target.FactCountSet); c.Applies && c.Bound == 0 {
+				from = max(2, rest.Min+1)
+				var err error
+				if changed, err = s.forceCount(ctx, from); err != nil {
+					return err
+				}
 			}
 			group, zone := s.workersOf()
 			ws, err := f.Workers(ctx, group, zone)
@@ -67,8 +78,8 @@ func Outage() Scenario {
 				return skip(err)
 			}
 			ws = countWorkers(ws) // the canary is not one of the count's
-			if len(ws) < 2 {
-				return fmt.Errorf("the platform lists %d workers of %s/%s at count 2", len(ws), group, zone)
+			if len(ws) < max(from, 1) {
+				return fmt.Errorf("the platform lists %d workers of %s/%s at count %d", len(ws), group, zone, from)
 			}
 			victim := ws[len(ws)-1] // the newest: the one a DOWN would remove first
 			freeze := outageFreeze(e.Profile)
@@ -106,7 +117,7 @@ func Outage() Scenario {
 			if e.Target == nil {
 				past = fmt.Sprintf(", %.1f s past the end of the down cooldown (%s, from the profile)", thawAt.Sub(downAllowed).Seconds(), e.Profile.DownCooldown)
 			}
-			s.check(target.FactOutageHolds, len(inOutage) == 0 && low >= 2,
+			s.check(target.FactOutageHolds, len(inOutage) == 0 && low >= from,
 				"worker %s frozen %.1f s%s; lowest count sampled %d; DOWNs in the outage: %v",
 				victim.ID, thawAt.Sub(frozeAt).Seconds(), past, low, orNone(inOutage))
 			if err := thaw(); err != nil {
@@ -116,7 +127,8 @@ func Outage() Scenario {
 			if back.NotApplicable != "" {
 				s.NotApplicable(factStepsDownAgain, back.NotApplicable)
 			} else {
-				s.Phase("thawed: the count steps down once every worker answers")
+				s.Phase("thawed: the zone steps down once every worker answers")
+				// back to min, or to 1 where min is 0: the low load goes on
 				at, err := s.WaitFor(ctx, "count back to min after the thaw", backWait,
 					func(x target.Sample) bool { return x.Count <= max(x.Min, 1) })
 				s.Check(factStepsDownAgain, err == nil, "%v", errOr(err, "count %d %.1f s after the thaw", at.Count, at.At.Sub(thawAt).Seconds()))
@@ -185,6 +197,16 @@ func (s *Scope) downsIn(ctx context.Context, from, to time.Time) ([]string, erro
 		}
 	}
 	return out, nil
+}
+
+// lastGood is the newest sample that did not fail (zero when none).
+func lastGood(samples []target.Sample) target.Sample {
+	for i := len(samples) - 1; i >= 0; i-- {
+		if samples[i].Err == "" {
+			return samples[i]
+		}
+	}
+	return target.Sample{}
 }
 
 func orNone(xs []string) any {

@@ -95,6 +95,11 @@ const (
 	brokenOutageScaleIn = "scales in while a worker is frozen"
 )
 
+// fakeConsoleKeep is how long the console-like fake keeps a count set by
+// hand before it scales from it again (the console's down cooldown; longer
+// than the quick profile's CountHold, which target-roles watches).
+const fakeConsoleKeep = 30 * time.Second
+
 // fakeHPA is a tiny HorizontalPodAutoscaler on the fake clock: every sync
 // period it recommends ceil(VUs ÷ perReplica) clamped to [min, max] (the
 // load's VUs standing in for its metric), scales up to it at once, and
@@ -102,7 +107,7 @@ const (
 // window; a count set by hand is put back at the next sync. With console
 // set it behaves as the reference console does where the contracts
 // differ: a lowered max applies in the request and a count set by hand is
-// kept (no autoscaling while it is).
+// kept (no autoscaling for fakeConsoleKeep).
 type fakeHPA struct {
 	mu         sync.Mutex
 	clock      *fakeClock
@@ -115,6 +120,7 @@ type fakeHPA struct {
 	count      int
 	desired    int
 	manual     bool
+	manualAt   time.Time // when the count was set by hand
 	lastSync   time.Time
 	recs       []fakeRec
 	trail      []target.Change
@@ -194,7 +200,7 @@ func (h *fakeHPA) advance() {
 }
 
 func (h *fakeHPA) syncAt(t time.Time) {
-	if h.manual && (h.console || h.broken == brokenCountKept) {
+	if h.manual && (h.console && t.Before(h.manualAt.Add(fakeConsoleKeep)) || h.broken == brokenCountKept) {
 		return
 	}
 	h.manual = false
@@ -285,7 +291,7 @@ func (h *fakeHPA) SetCount(_ context.Context, role target.Role, n int) (target.O
 		return o, nil
 	}
 	h.change(h.clock.Now(), n, "set by hand", string(role))
-	h.manual = true
+	h.manual, h.manualAt = true, h.clock.Now()
 	return target.Outcome{Status: http.StatusOK}, nil
 }
 

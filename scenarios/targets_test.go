@@ -92,10 +92,11 @@ func TestTargetScenarios(t *testing.T) {
 }
 
 // TestOutageOnATarget: the one outage scenario on a target: on a target
-// that promises the outage fact, a count set to 2 holds while a worker is
-// frozen and steps down to min once it is thawed (both facts pass, judged
-// on the target's contracts); a target that scales in anyway fails the
-// outage fact; without fault actions the scenario is skipped with the
+// that promises the outage fact and keeps a count set by hand, a count set
+// to 2 holds while a worker is frozen and steps down to min once it is
+// thawed (both facts pass, judged on the target's contracts); a target
+// that scales in anyway fails the outage fact; one that puts a count set
+// by hand back is judged from its count at rest; without fault actions the scenario is skipped with the
 // reason before it changes anything; a target that does not promise it is
 // skipped with the target's reason.
 func TestOutageOnATarget(t *testing.T) {
@@ -108,19 +109,26 @@ func TestOutageOnATarget(t *testing.T) {
 		name, broken string
 		noFaults     bool
 		hpa          bool // the HPA's own contracts: the outage fact n/a
+		putsBack     bool // an HPA-like fake (the count set by hand put back) that promises the outage fact
 		pass         []string
+		from         int // the count the freeze starts from
 		fail, skip   string
 	}{
-		{name: "holds", pass: []string{string(target.FactOutageHolds), factStepsDownAgain}},
-		{name: "scales in", broken: brokenOutageScaleIn, fail: string(target.FactOutageHolds)},
+		{name: "holds", pass: []string{string(target.FactOutageHolds), factStepsDownAgain}, from: 2},
+		{name: "scales in", broken: brokenOutageScaleIn, fail: string(target.FactOutageHolds), from: 2},
+		{name: "puts a count set by hand back", putsBack: true, pass: []string{string(target.FactOutageHolds), factStepsDownAgain}, from: 1},
 		{name: "no fault actions", noFaults: true, skip: "no fault actions"},
 		{name: "not promised", hpa: true, skip: "does not look at whether pods answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newFakeHPA(newFakeClock(), tc.broken, false)
+			h := newFakeHPA(newFakeClock(), tc.broken, !tc.hpa && !tc.putsBack)
 			e := fakeEnv(h)
 			if !tc.hpa {
-				e.Target = withContracts{h, promises(h)}
+				c := promises(h)
+				if h.console {
+					c[target.FactCountSet] = consoleContracts(h.sync, h.window)[target.FactCountSet]
+				}
+				e.Target = withContracts{h, c}
 			}
 			if !tc.noFaults {
 				e.Faults = fakeFaults{h}
@@ -151,6 +159,9 @@ func TestOutageOnATarget(t *testing.T) {
 			}
 			if f := got[string(target.FactOutageHolds)]; f.Contract != "a frozen replica holds the count" {
 				t.Errorf("outage fact's contract %q, want the target's", f.Contract)
+			}
+			if v.PeakCount != tc.from {
+				t.Errorf("peak count %d, want the freeze to start at count %d", v.PeakCount, tc.from)
 			}
 			if tc.fail != "" && !got[tc.fail].Failed() {
 				t.Errorf("fact %q did not fail: %+v", tc.fail, got[tc.fail])

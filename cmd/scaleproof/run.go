@@ -194,7 +194,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches), external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
-	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; the target scenarios target-* by name, or targets for all of them)")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; the target scenarios by name, target-roles, ..., outage with a target-* name, or targets for all of them)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
 	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
 	f.StringVar(&o.group, "group", "scaleproof", "the group whose zones the scenarios create")
@@ -467,7 +467,7 @@ func planRun(o *runOpts) (_ runPlan, err error) {
 	if o.targetSpec, err = resolveTarget(o.platform, o.kube.namespace, o.tgt); err != nil {
 		return runPlan{}, withCode(exitUsage, err)
 	}
-	var tr *targetRun // the target scenarios (--target hpa or keda, or --scenarios target-*), instead of the console's
+	var tr *targetRun // the target scenarios (--target hpa or keda, or --scenarios target-* or targets), instead of the console's
 	var list []scenarios.Scenario
 	prof := scenarios.Quick()
 	tkind := target.Console

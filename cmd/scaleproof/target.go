@@ -144,6 +144,12 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 	names = cleanScenarioNames(names) // the targets keyword expanded
 	for _, n := range names {
 		if _, err := scenarios.SelectTargets([]string{n}); err != nil {
+			if n == "target-outage" {
+				return false, nil, fmt.Errorf("--scenarios %s: it is now outage, one scenario for the console and every target", n)
+			}
+			if strings.HasPrefix(n, "target-") {
+				return false, nil, fmt.Errorf("--scenarios %s: %w", n, err)
+			}
 			cnames = append(cnames, n)
 			continue
 		}
@@ -154,7 +160,7 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 	}
 	switch {
 	case kind != target.Console && len(cnames) > 0:
-		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, ..., or %s for all); %s are the reference console's own",
+		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, target-max-lowered, target-spike, outage, or %s for all); %s are the reference console's own",
 			strings.Join(cnames, ","), kind, targetsKeyword, strings.Join(cnames, ", "))
 	case kind == target.Console && !targetOnly:
 		return false, nil, nil

@@ -147,6 +147,8 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "console outage on its target zone", kind: target.Console, in: []string{"target-roles", "outage"}, on: true,
 			names: []string{"target-roles", "outage"}},
 		{name: "hpa outage", kind: target.HPA, in: []string{"outage"}, on: true, names: []string{"outage"}},
+		{name: "hpa misspelt", kind: target.HPA, in: []string{"target-rolse"}, want: `unknown scenario "target-rolse"`},
+		{name: "the old outage name", kind: target.Console, in: []string{"target-outage"}, want: "now outage"},
 		{name: "hpa default", kind: target.HPA, on: true},
 		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
 		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},
