@@ -22,7 +22,7 @@ const lowRounds = 3
 // allowed if the zone were only idle. Ramen 0.7.5's autoscaling notes
 // ("How it decides"): a worker that does not answer is down, never low,
 // and a zone with a down worker is not scaled in. The count must not drop
-// below 2 while the worker is frozen (no step down in the samples, nor in
+// below the count it started from while the worker is frozen (no step down in the samples, nor in
 // the trail where it names its steps), and must step down to min again once
 // it answers: on the console within the down cooldown and the low rounds,
 // on a target within its back-to-min contract's bound (to 1 where min is

@@ -417,24 +417,31 @@ func scaleEvents(s *Scope, samples []observe.Sample, loads []*loadRun) []reports
 			}
 		}
 	}
+	return reports.ScaleEvents(s.Name, CountSamples(samples, s.Since), okSeconds)
+}
+
+// CountSamples are a zone's samples as reports.ScaleEvents reads them, on
+// every world: T is since(sample time) in seconds from the scenario's
+// start, a failed reading is marked Failed, and each good one carries the
+// reason its count differs from the good one before it (changeReason).
+func CountSamples(samples []observe.Sample, since func(time.Time) float64) []reports.CountSample {
 	cs := make([]reports.CountSample, 0, len(samples))
 	prev := -1
 	for _, smp := range samples {
-		c := reports.CountSample{T: s.Since(smp.At), Count: smp.Count, Ready: smp.Ready, Failed: smp.Err != ""}
+		c := reports.CountSample{T: since(smp.At), Count: smp.Count, Ready: smp.Ready, Failed: smp.Err != ""}
 		if !c.Failed {
-			c.Reason = ChangeReason(smp, prev)
+			c.Reason = changeReason(smp, prev)
 			prev = smp.Count
 		}
 		cs = append(cs, c)
 	}
-	return reports.ScaleEvents(s.Name, cs, okSeconds)
+	return cs
 }
 
-// ChangeReason is why a sample's count differs from prev, for a scale
-// event on every world: the zone's last change when it names this step (a
-// forced change keeps its own cause and actor even after a hold), else the
-// last decision.
-func ChangeReason(smp observe.Sample, prev int) string {
+// changeReason is why a sample's count differs from prev: the zone's last
+// change when it names this step (a forced change keeps its own cause and
+// actor even after a hold), else the last decision.
+func changeReason(smp observe.Sample, prev int) string {
 	if smp.Change != "" && strings.Contains(smp.Change, fmt.Sprintf(" %d->%d:", prev, smp.Count)) {
 		return smp.Change
 	}

@@ -309,16 +309,7 @@ func (s *scope) scaleEvents() []reports.ScaleEvent {
 		}
 	}
 	slices.Sort(okSeconds)
-	cs := make([]reports.CountSample, len(s.samples))
-	prev := -1
-	for i, smp := range s.samples {
-		cs[i] = reports.CountSample{T: s.sinceAt(smp.At), Count: smp.Count, Ready: smp.Ready, Failed: smp.Err != ""}
-		if !cs[i].Failed {
-			cs[i].Reason = scenarios.ChangeReason(smp, prev)
-			prev = smp.Count
-		}
-	}
-	return reports.ScaleEvents(s.name, cs, okSeconds)
+	return reports.ScaleEvents(s.name, scenarios.CountSamples(s.samples, s.sinceAt), okSeconds)
 }
 
 // audit reads zone's audit entries from the state store: the newest 1000,
