@@ -376,23 +376,38 @@ func burstFlow(ctx context.Context, w World) error {
 	return l.Err()
 }
 
-// MaxLowered: "the max lowered under load". At max under load an admin sets
-// max 1: the count is 1 at the next sample, the audit shows
-// workers.max_count from:3 to:1, and nothing answers 5xx while the removed
-// workers drain. Held at the max, before the lowering, the admin's bounds
-// probes are 422 and change nothing (probeBounds); the group's other zone,
-// created beside the scenario's with its own max and no load, does not move
-// (ensureSibling): the table's calls are the scenario zone's alone.
+// MaxLowered: "the max lowered under load", on the console, its model
+// and every target. Under the profile's load, once the count reaches the
+// profile's max (a target run's 3), an admin lowers the max to 1. The count
+// is at most 1 within the contract's bound (FactLoweredMax; the console's
+// and its model's bound is 0: at the very next sample, which shows max 1
+// too; a target's, at a reading no later than its bound plus one sample
+// interval) and stays there while the load holds LoweredHold; then the
+// admin puts the max back, and both changes are accepted
+// (FactAdminAllowed). The bounds are put back also when the scenario
+// fails. Where the world answers the console's API, held at the max before
+// the lowering, the admin's bounds probes are 422 and change nothing
+// (probeBounds), the audit shows workers.max_count from:max to:1, and the
+// group's other zone, created beside the scenario's with its own max and
+// no load, does not move (ensureSibling): the table's calls are the
+// scenario zone's alone.
 func MaxLowered() Scenario {
 	return Scenario{
 		Name:  "max-lowered",
 		Title: "the max lowered under load",
-		Expected: func(p Profile, _ target.Contracts) time.Duration {
+		Facts: []target.Fact{target.FactLoweredMax, target.FactAdminAllowed},
+		Expected: func(p Profile, c target.Contracts) time.Duration {
+			if c != nil {
+				return 3*p.SyncPeriod + p.MetricResolution + p.LoweredHold
+			}
 			return 2*p.SchedulerInterval + p.LoweredHold + p.GracefulStop
 		},
 		Flow: maxLoweredFlow,
 	}
 }
+
+// loweredTo is the max max-lowered sets.
+const loweredTo = 1
 
 // maxLoweredFlow is max-lowered on any world. The audit fact needs the
 // trail read to succeed.
@@ -404,31 +419,103 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 	if err := w.WatchGroup(ctx); err != nil {
 		return err
 	}
-	l := loadUntilMax(ctx, w, p.UpTimeout+p.LoweredHold)
+	c := w.Contract(target.FactLoweredMax)
+	l := loadUntilMax(ctx, w, p.UpTimeout+c.Bound+p.LoweredHold+4*p.SampleInterval)
 	if w.Times().UpToMaxS < 0 {
 		return nil
 	}
-	w.Phase("bounds probes at the max under load")
-	probeBounds(ctx, w)
-	w.Phase("admin sets max 1 under load")
-	answer, err := w.LowerMax(ctx, 1)
-	w.Check("admin PUT max_count 1 is 200", err == nil, "%s", errOr(err, "%s", answer))
-	next, err := w.WaitFor(ctx, "the next sample", 2*p.SampleInterval+5*time.Second, func(target.Sample) bool { return true })
-	w.Check("count is 1 at the next sample", err == nil && next.Count == 1 && next.Max == 1,
-		"count %d max %d%s", next.Count, next.Max, errSuffix(err))
-	entries, err := w.AuditTrail(ctx)
-	want := strconv.Itoa(p.Max)
-	found := slices.ContainsFunc(entries, func(en consoleclient.AuditEntry) bool {
-		return en.Action == "workers.max_count" && en.Tags["from"] == want && en.Tags["to"] == "1"
-	})
-	w.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:1", want), err == nil && found, "%d entries%s", len(entries), errSuffix(err))
-	w.Phase(fmt.Sprintf("load on for %s at max 1", p.LoweredHold))
-	if err := w.Pause(ctx, p.LoweredHold); err != nil {
-		return err
+	before := lastGood(w.Samples())
+	if w.ConsoleAPI() {
+		w.Phase("bounds probes at the max under load")
+		probeBounds(ctx, w)
+	}
+	w.Phase(fmt.Sprintf("an admin lowers max to %d under load", loweredTo))
+	answer, err := w.LowerMax(ctx, loweredTo)
+	restored := false
+	restore := func(ctx context.Context) (int, error) {
+		restored = true
+		return w.PutBounds(ctx, consoleclient.Update{MaxCount: &before.Max})
+	}
+	defer func() {
+		if !restored {
+			_, _ = restore(context.WithoutCancel(ctx))
+		}
+	}()
+	lowered := errOr(err, "%s", answer)
+	switch {
+	case !w.Applies(target.FactLoweredMax):
+	case err != nil:
+		w.Check(string(target.FactLoweredMax), false, "the admin's max %d was refused: %s", loweredTo, lowered)
+	default:
+		if err := judgeLoweredMax(ctx, w, c); err != nil {
+			return err
+		}
+	}
+	if w.ConsoleAPI() {
+		entries, err := w.AuditTrail(ctx)
+		want := strconv.Itoa(before.Max)
+		found := slices.ContainsFunc(entries, func(en consoleclient.AuditEntry) bool {
+			return en.Action == "workers.max_count" && en.Tags["from"] == want && en.Tags["to"] == strconv.Itoa(loweredTo)
+		})
+		w.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:%d", want, loweredTo), err == nil && found, "%d entries%s", len(entries), errSuffix(err))
+	}
+	w.Phase(fmt.Sprintf("an admin puts max %d back", before.Max))
+	st, rerr := restore(ctx)
+	if w.Applies(target.FactAdminAllowed) {
+		w.Check(string(target.FactAdminAllowed), err == nil && rerr == nil && st == http.StatusOK, "max %d → %d: %s; put back to %d: %s",
+			before.Max, loweredTo, lowered, before.Max, httpDetail(st, rerr))
 	}
 	l.Stop()
 	l.Wait()
 	return l.Err()
+}
+
+// judgeLoweredMax judges FactLoweredMax once the max is lowered: the count
+// at most loweredTo within the contract's bound c.Bound (0: at the next
+// sample, which also shows the new max), then at every sample while the
+// load holds LoweredHold. A stopped run is the error.
+func judgeLoweredMax(ctx context.Context, w World, c target.Contract) error {
+	p := w.Profile()
+	fact := string(target.FactLoweredMax)
+	from := len(w.Samples())
+	var x target.Sample
+	var err error
+	within := "at the next sample"
+	if c.Bound == 0 {
+		x, err = w.WaitFor(ctx, "the next sample", 2*p.SampleInterval+5*time.Second, func(target.Sample) bool { return true })
+		if err == nil && (x.Count > loweredTo || x.Max != loweredTo) {
+			err = fmt.Errorf("count %d, max %d at the next sample", x.Count, x.Max)
+		}
+	} else {
+		within = fmt.Sprintf("within %s (sampled every %s)", c.Bound, p.SampleInterval)
+		x, err = w.WaitFor(ctx, fmt.Sprintf("the count at most %d", loweredTo), c.Bound+p.SampleInterval,
+			func(x target.Sample) bool { return x.Count <= loweredTo })
+	}
+	if err != nil {
+		if ctx.Err() != nil { // stopped, not judged
+			return err
+		}
+		w.Check(fact, false, "max %d: %v", loweredTo, err)
+		return nil
+	}
+	w.Phase(fmt.Sprintf("load on for %s at max %d", p.LoweredHold, loweredTo))
+	if err := w.Pause(ctx, p.LoweredHold); err != nil {
+		return err
+	}
+	var above []string
+	reached := false // from the sample that met the bound on
+	for _, y := range w.Samples()[from:] {
+		switch {
+		case y.Err != "":
+		case !reached:
+			reached = !y.At.Before(x.At) && y.Count <= loweredTo
+		case y.Count > loweredTo:
+			above = append(above, fmt.Sprintf("t=%.1fs count %d", w.Since(y.At), y.Count))
+		}
+	}
+	w.Check(fact, len(above) == 0, "count %d, max %d at t=%.1fs (%s); %d samples above %d while the load held %s more%s",
+		x.Count, x.Max, w.Since(x.At), within, len(above), loweredTo, p.LoweredHold, listFirst(above, 5))
+	return nil
 }
 
 // pause holds a phase for d (a load phase's length, not a synchronisation)

@@ -12,7 +12,7 @@ package scenarios
 //
 //	target-roles        viewer refused, a count set by hand (kept or put back), the trail names the actor
 //	target-sustained    a steady load: scales up within the bound, count within min and max, every change in the trail
-//	target-max-lowered  at 3 under load an admin lowers max to 2: applies within the bound; admin allowed
+//	max-lowered         at 3 under load an admin lowers max to 1: applies within the bound; admin allowed and puts it back
 //	target-spike        the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
 //	outage              a frozen worker at count 2 never scales in (where the platform can freeze one)
 //
@@ -42,10 +42,12 @@ import (
 // 200 ms calls, not the published 64: on a 2-core kind node the worker
 // workload's CPU cost (50 m a call in flight) then asks for 6 pods, its
 // max, and the queue workload's for 3 queriers at the post's threshold of
-// 4 in flight, while the node keeps its own control plane served.
+// 4 in flight, while the node keeps its own control plane served. Max is
+// the count max-lowered's load must reach before the max is lowered (the
+// target's own max is the target's).
 func TargetQuick() Profile {
 	return Profile{
-		Name: "quick", SyncPeriod: 15 * time.Second, MetricResolution: 15 * time.Second, Stabilization: 60 * time.Second,
+		Name: "quick", Max: targetLoadedCount, SyncPeriod: 15 * time.Second, MetricResolution: 15 * time.Second, Stabilization: 60 * time.Second,
 		VUs: 12, WorkMS: 200, GracefulStop: 5 * time.Second, SampleInterval: time.Second,
 		SustainHold: 30 * time.Second, LoweredHold: 20 * time.Second, CountHold: 20 * time.Second,
 		UpTimeout: 90 * time.Second, SettleTimeout: 2 * time.Minute, SpikeScale: 0.2, SpikeVUScale: 0.2, OutageHold: 60 * time.Second,
@@ -57,12 +59,17 @@ func TargetQuick() Profile {
 // and the post's k6 stages at full length.
 func TargetPublished() Profile {
 	return Profile{
-		Name: "published", SyncPeriod: 15 * time.Second, MetricResolution: 60 * time.Second, Stabilization: 300 * time.Second,
+		Name: "published", Max: targetLoadedCount, SyncPeriod: 15 * time.Second, MetricResolution: 60 * time.Second, Stabilization: 300 * time.Second,
 		VUs: 64, WorkMS: 200, GracefulStop: 30 * time.Second, SampleInterval: time.Second,
 		SustainHold: 120 * time.Second, LoweredHold: 60 * time.Second, CountHold: 60 * time.Second,
 		UpTimeout: 5 * time.Minute, SettleTimeout: 10 * time.Minute, SpikeScale: 1, OutageHold: 6 * time.Minute,
 	}
 }
+
+// targetLoadedCount is the count a target scenario's load must reach
+// (Profile.Max of a target run): the queue workload's 3 queriers under the
+// kind profile's load.
+const targetLoadedCount = 3
 
 // TargetProfileByName is quick or published.
 func TargetProfileByName(name string) (Profile, error) {
@@ -154,7 +161,7 @@ func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (targ
 // TargetScenarios returns the target scenarios in run order: the roles
 // first (they need the count at rest), the spike last.
 func TargetScenarios() []Scenario {
-	return []Scenario{TargetRoles(), TargetSustained(), TargetMaxLowered(), TargetSpike(), Outage()}
+	return []Scenario{TargetRoles(), TargetSustained(), MaxLowered(), TargetSpike(), Outage()}
 }
 
 // SelectTargets returns the target scenarios named (all when names is

@@ -37,11 +37,11 @@ func TestTargetScenarios(t *testing.T) {
 		{name: "sustained never up", broken: brokenFrozen, scenario: TargetSustained(), fails: target.FactScalesUp},
 		{name: "sustained over max", broken: brokenOvershoot, scenario: TargetSustained(), fails: target.FactWithinBounds},
 		{name: "sustained no trail", broken: brokenNoTrail, scenario: TargetSustained(), fails: target.FactTrail},
-		{name: "max lowered", scenario: TargetMaxLowered()},
-		{name: "max lowered console", console: true, scenario: TargetMaxLowered()},
-		{name: "max lowered ignored", broken: brokenIgnoreMax, scenario: TargetMaxLowered(), fails: target.FactLoweredMax},
-		{name: "max lowered within a sync, not in the request", hpaOnConsole: true, scenario: TargetMaxLowered(), fails: target.FactLoweredMax},
-		{name: "max lowered admin refused", broken: brokenAdminRefused, scenario: TargetMaxLowered(), fails: target.FactAdminAllowed},
+		{name: "max lowered", scenario: MaxLowered()},
+		{name: "max lowered console", console: true, scenario: MaxLowered()},
+		{name: "max lowered ignored", broken: brokenIgnoreMax, scenario: MaxLowered(), fails: target.FactLoweredMax},
+		{name: "max lowered within a sync, not in the request", hpaOnConsole: true, scenario: MaxLowered(), fails: target.FactLoweredMax},
+		{name: "max lowered admin refused", broken: brokenAdminRefused, scenario: MaxLowered(), fails: target.FactAdminAllowed},
 		{name: "spike", scenario: TargetSpike()},
 		{name: "spike never up", broken: brokenFrozen, scenario: TargetSpike(), fails: target.FactScalesUp},
 		{name: "spike over max", broken: brokenOvershoot, scenario: TargetSpike(), fails: target.FactWithinBounds},
@@ -210,7 +210,7 @@ func TestTargetRunNotApplicable(t *testing.T) {
 	for _, v := range vs {
 		byName[v.Scenario] = v
 	}
-	for _, n := range []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike"} {
+	for _, n := range []string{"target-roles", "target-sustained", "max-lowered", "target-spike"} {
 		if v := byName[n]; !v.Passed {
 			t.Errorf("%s: %+v", n, v)
 		}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -90,6 +91,19 @@ type World interface {
 	// CheckRefusalsAudited checks that the audit trail names each refused
 	// actor with its error tag (the console's; the model has no actors).
 	CheckRefusalsAudited(ctx context.Context)
+	// Contract is the world's contract for fact f: a target's as it
+	// declares it (target.Contracts); on the console and its model every
+	// fact applies, with bound 0 and no text.
+	Contract(f target.Fact) target.Contract
+	// Applies reports whether the world promises f; when it does not, f
+	// is recorded not applicable with the world's reason.
+	Applies(f target.Fact) bool
+	// ConsoleAPI reports whether the world answers the console's own API
+	// (its keys and roles, the bounds probes, the audit trail, the group's
+	// other zone): the console on a platform and its model do; a
+	// target (the cluster's HPA, KEDA, the console judged as a target)
+	// offers only target.Target.
+	ConsoleAPI() bool
 	// CanariesInReady is how many canary workers a sample's Ready counts:
 	// none on the console (its zone's ready count leaves the canary out),
 	// every canary in the simulator's model (its discovery lists them as
@@ -151,17 +165,38 @@ func (s *Scope) Canary() bool { return s.env.Endpoints.Canary }
 // out (World).
 func (s *Scope) CanariesInReady() int { return 0 }
 
-// LowerMax is lowerMax, its answer as text (World).
+// Contract is contract (World).
+func (s *Scope) Contract(f target.Fact) target.Contract { return s.contract(f) }
+
+// Applies is applies (World).
+func (s *Scope) Applies(f target.Fact) bool { return s.applies(f) }
+
+// ConsoleAPI reports a console run, not a target's (World).
+func (s *Scope) ConsoleAPI() bool { return s.env.Target == nil }
+
+// LowerMax is lowerMax, or a target's PutBounds, its answer as text
+// (World).
 func (s *Scope) LowerMax(ctx context.Context, to int) (string, error) {
-	st, err := s.lowerMax(ctx, to)
+	var st int
+	var err error
+	if s.env.Target != nil {
+		st, err = s.PutBounds(ctx, consoleclient.Update{MaxCount: &to})
+	} else {
+		st, err = s.lowerMax(ctx, to)
+	}
 	if err != nil || st != http.StatusOK {
 		return "", errors.New(httpDetail(st, err))
 	}
 	return httpDetail(st, nil), nil
 }
 
-// WatchGroup is ensureSibling (World).
-func (s *Scope) WatchGroup(ctx context.Context) error { return s.ensureSibling(ctx) }
+// WatchGroup is ensureSibling; a target has no group (World).
+func (s *Scope) WatchGroup(ctx context.Context) error {
+	if s.env.Target != nil {
+		return nil
+	}
+	return s.ensureSibling(ctx)
+}
 
 // SampleNow is the sampler's SampleNow (World).
 func (s *Scope) SampleNow(ctx context.Context) target.Sample { return s.sampler.SampleNow(ctx) }
@@ -169,9 +204,31 @@ func (s *Scope) SampleNow(ctx context.Context) target.Sample { return s.sampler.
 // Snapshot is snapshot of the scenario's zone (World).
 func (s *Scope) Snapshot(ctx context.Context) ZoneSnapshot { return s.snapshot(ctx, s.Zone) }
 
-// PutBounds is a PUT of the zone with the group admin's key (World).
+// PutBounds is a PUT of the zone with the group admin's key; on a target,
+// the admin's Target.SetBounds (the max, the min as the target reads it
+// now) then SetCount, the status the last one's (World).
 func (s *Scope) PutBounds(ctx context.Context, u consoleclient.Update) (int, error) {
-	return s.env.Console.PutZone(ctx, s.admin(), s.env.Endpoints.Group, s.Zone, u)
+	t := s.env.Target
+	if t == nil {
+		return s.env.Console.PutZone(ctx, s.admin(), s.env.Endpoints.Group, s.Zone, u)
+	}
+	var o target.Outcome
+	if u.MaxCount != nil {
+		st, err := t.State(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("reading the target: %w", err)
+		}
+		if o, err = t.SetBounds(ctx, target.Admin, st.Min, *u.MaxCount); err != nil || !o.Accepted() {
+			return o.Status, err
+		}
+	}
+	if u.Count != nil {
+		var err error
+		if o, err = t.SetCount(ctx, target.Admin, *u.Count); err != nil {
+			return o.Status, err
+		}
+	}
+	return o.Status, nil
 }
 
 // Admin is the group admin key's name (World).

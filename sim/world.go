@@ -59,6 +59,16 @@ func (w world) Times() *reports.Verdict   { return &w.s.verdict }
 func (w world) Canary() bool              { return w.s.sim.cfg.Model.Canary > 0 }
 func (w world) CanariesInReady() int      { return w.s.sim.cfg.Model.Canary } // discovery lists the canaries as workers (Model.Canary)
 
+// Contract is the model's: every fact applies, with bound 0, as on the
+// console.
+func (w world) Contract(target.Fact) target.Contract { return target.Contract{Applies: true} }
+
+// Applies is true: the model promises what the console does.
+func (w world) Applies(target.Fact) bool { return true }
+
+// ConsoleAPI is true: the model answers the console's API.
+func (w world) ConsoleAPI() bool { return true }
+
 // LowerMax is the group admin's change of the zone's max on the model.
 func (w world) LowerMax(_ context.Context, to int) (string, error) {
 	sim := w.s.sim

@@ -82,6 +82,7 @@ Scenarios ("Load tests" in Ramen 0.7.5's autoscaling notes):
   sustained       load up to max 3 and back to 1 (the table's times come from here)
   burst           a 45 s burst (4.5 s in quick), then idle back to 1
   max-lowered     at 3 under load an admin sets max 1: count 1 at the next sample
+                  and while the load holds; the admin puts the max back
   spike           staged load with two spikes (the k6 stages of Grafana's post on
                   autoscaling Loki queries with KEDA): replicas follow the signal
                   (by name, or with --policy hpa; needs Prometheus)
@@ -114,8 +115,10 @@ shown on all three targets. Target and console scenarios run in separate runs.
                       the trail names the actor
   target-sustained    a steady load: scales up within the bound, the count
                       within min and max, every change in the trail
-  target-max-lowered  at 3 under load an admin lowers max to 2: applies
-                      within the bound; the admin may change the bounds
+  max-lowered         at 3 under load an admin lowers max to 1: applies
+                      within the bound and holds; the admin may change the
+                      bounds and puts them back; alone with --target console
+                      it is the console's own max-lowered
   target-spike        the k6 stages of Grafana's post: up, within bounds, no
                       scale-down inside the stabilization window, back to min;
                       a timeline of in-flight, count, ready, desiredReplicas

@@ -131,11 +131,15 @@ func cleanScenarioNames(names []string) []string {
 	return out
 }
 
+// mergedTargetNames are the target scenarios' old names whose scenario is
+// now one for the console and every target: old → new.
+var mergedTargetNames = map[string]string{"target-outage": "outage", "target-max-lowered": "max-lowered"}
+
 // targetScenarioNames reads --scenarios for a run on target kind: whether
 // the target scenarios run (always for hpa and keda; for the console when
 // names has a name only a target run has, target-*, or targetsKeyword), and
 // their names with the keyword expanded (nil: all). A name both kinds have
-// (outage) is the console's own unless a target-only name comes with it.
+// (outage, max-lowered) is the console's own unless a target-only name comes with it.
 // Target and console scenarios in one run are a usage error, as are the
 // console's own scenarios with hpa or keda.
 func targetScenarioNames(kind target.Kind, names []string) (bool, []string, error) {
@@ -144,8 +148,8 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 	names = cleanScenarioNames(names) // the targets keyword expanded
 	for _, n := range names {
 		if _, err := scenarios.SelectTargets([]string{n}); err != nil {
-			if n == "target-outage" {
-				return false, nil, fmt.Errorf("--scenarios %s: it is now outage, one scenario for the console and every target", n)
+			if now, ok := mergedTargetNames[n]; ok {
+				return false, nil, fmt.Errorf("--scenarios %s: it is now %s, one scenario for the console and every target", n, now)
 			}
 			if strings.HasPrefix(n, "target-") {
 				return false, nil, fmt.Errorf("--scenarios %s: %w", n, err)
@@ -160,7 +164,7 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 	}
 	switch {
 	case kind != target.Console && len(cnames) > 0:
-		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, target-max-lowered, target-spike, outage, or %s for all); %s are the reference console's own",
+		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, max-lowered, target-spike, outage, or %s for all); %s are the reference console's own",
 			strings.Join(cnames, ","), kind, targetsKeyword, strings.Join(cnames, ", "))
 	case kind == target.Console && !targetOnly:
 		return false, nil, nil

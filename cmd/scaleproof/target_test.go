@@ -107,7 +107,7 @@ func TestRunTargetUsage(t *testing.T) {
 // TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
 // targets keyword expanded, and each scenario runs once.
 func TestCleanScenarioNames(t *testing.T) {
-	all := "target-roles,target-sustained,target-max-lowered,target-spike,outage"
+	all := "target-roles,target-sustained,max-lowered,target-spike,outage"
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"sustained", "sustained"},
@@ -128,7 +128,7 @@ func TestCleanScenarioNames(t *testing.T) {
 }
 
 func TestTargetScenarioNames(t *testing.T) {
-	all := []string{"target-roles", "target-sustained", "target-max-lowered", "target-spike", "outage"}
+	all := []string{"target-roles", "target-sustained", "max-lowered", "target-spike", "outage"}
 	for _, tc := range []struct {
 		name  string
 		kind  target.Kind
@@ -140,8 +140,9 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "console default", kind: target.Console},
 		{name: "console's own", kind: target.Console, in: []string{"sustained", "contract"}},
 		{name: "console targets", kind: target.Console, in: []string{"targets"}, on: true, names: all},
-		{name: "console two by name", kind: target.Console, in: []string{"target-max-lowered", "target-roles"}, on: true,
-			names: []string{"target-max-lowered", "target-roles"}},
+		{name: "console two by name", kind: target.Console, in: []string{"max-lowered", "target-roles"}, on: true,
+			names: []string{"max-lowered", "target-roles"}},
+		{name: "console's own max-lowered", kind: target.Console, in: []string{"max-lowered"}},
 		{name: "console mixed", kind: target.Console, in: []string{"target-roles", "burst"}, want: "run in separate runs"},
 		{name: "console's own outage", kind: target.Console, in: []string{"outage", "burst"}},
 		{name: "console outage on its target zone", kind: target.Console, in: []string{"target-roles", "outage"}, on: true,
@@ -149,6 +150,7 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "hpa outage", kind: target.HPA, in: []string{"outage"}, on: true, names: []string{"outage"}},
 		{name: "hpa misspelt", kind: target.HPA, in: []string{"target-rolse"}, want: `unknown scenario "target-rolse"`},
 		{name: "the old outage name", kind: target.Console, in: []string{"target-outage"}, want: "now outage"},
+		{name: "the old max-lowered name", kind: target.HPA, in: []string{"target-max-lowered"}, want: "now max-lowered"},
 		{name: "hpa default", kind: target.HPA, on: true},
 		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
 		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},
