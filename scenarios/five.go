@@ -419,8 +419,18 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 	if err := w.WatchGroup(ctx); err != nil {
 		return err
 	}
+	judgeLowered, judgeAdmin := w.Applies(target.FactLoweredMax), w.Applies(target.FactAdminAllowed)
+	if !judgeLowered && !judgeAdmin { // nothing to judge: the verdict is skipped with the target's reasons
+		return nil
+	}
+	if !w.ConsoleAPI() {
+		if x := lastGood(w.Samples()); x.Min > loweredTo || x.Max < p.Max {
+			return fmt.Errorf("the target's min %d and max %d: lowering the max to %d from a count of %d needs min <= %d and max >= %d",
+				x.Min, x.Max, loweredTo, p.Max, loweredTo, p.Max)
+		}
+	}
 	c := w.Contract(target.FactLoweredMax)
-	l := loadUntilMax(ctx, w, p.UpTimeout+c.Bound+p.LoweredHold+4*p.SampleInterval)
+	l := loadUntilMax(ctx, w, 2*p.UpTimeout+c.Bound+p.LoweredHold+4*p.SampleInterval)
 	if w.Times().UpToMaxS < 0 {
 		return nil
 	}
@@ -432,18 +442,19 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 	w.Phase(fmt.Sprintf("an admin lowers max to %d under load", loweredTo))
 	answer, err := w.LowerMax(ctx, loweredTo)
 	restored := false
-	restore := func(ctx context.Context) (int, error) {
-		restored = true
-		return w.PutBounds(ctx, consoleclient.Update{MaxCount: &before.Max})
+	restore := func() (int, error) { // also when the run is stopped: the next run finds the bounds it had
+		st, err := w.PutBounds(context.WithoutCancel(ctx), consoleclient.Update{MaxCount: &before.Max})
+		restored = err == nil && st == http.StatusOK
+		return st, err
 	}
 	defer func() {
 		if !restored {
-			_, _ = restore(context.WithoutCancel(ctx))
+			_, _ = restore()
 		}
 	}()
 	lowered := errOr(err, "%s", answer)
 	switch {
-	case !w.Applies(target.FactLoweredMax):
+	case !judgeLowered:
 	case err != nil:
 		w.Check(string(target.FactLoweredMax), false, "the admin's max %d was refused: %s", loweredTo, lowered)
 	default:
@@ -460,8 +471,8 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 		w.Check(fmt.Sprintf("audit shows workers.max_count from:%s to:%d", want, loweredTo), err == nil && found, "%d entries%s", len(entries), errSuffix(err))
 	}
 	w.Phase(fmt.Sprintf("an admin puts max %d back", before.Max))
-	st, rerr := restore(ctx)
-	if w.Applies(target.FactAdminAllowed) {
+	st, rerr := restore()
+	if judgeAdmin {
 		w.Check(string(target.FactAdminAllowed), err == nil && rerr == nil && st == http.StatusOK, "max %d → %d: %s; put back to %d: %s",
 			before.Max, loweredTo, lowered, before.Max, httpDetail(st, rerr))
 	}

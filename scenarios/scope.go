@@ -86,7 +86,7 @@ func (s *Scope) Phase(p string) {
 
 // Check records a fact and returns ok.
 func (s *Scope) Check(name string, ok bool, format string, args ...any) bool {
-	if _, promised := s.contracts[target.Fact(name)]; promised && s.env.Target != nil {
+	if c, promised := s.contracts[target.Fact(name)]; promised && c.Applies && s.env.Target != nil {
 		return s.check(target.Fact(name), ok, format, args...)
 	}
 	f := reports.Fact{Name: name, Passed: ok, Detail: fmt.Sprintf(format, args...)}

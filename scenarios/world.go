@@ -177,13 +177,21 @@ func (s *Scope) ConsoleAPI() bool { return s.env.Target == nil }
 // LowerMax is lowerMax, or a target's PutBounds, its answer as text
 // (World).
 func (s *Scope) LowerMax(ctx context.Context, to int) (string, error) {
-	var st int
-	var err error
-	if s.env.Target != nil {
-		st, err = s.PutBounds(ctx, consoleclient.Update{MaxCount: &to})
-	} else {
-		st, err = s.lowerMax(ctx, to)
+	if t := s.env.Target; t != nil {
+		st, err := t.State(ctx)
+		if err != nil {
+			return "", fmt.Errorf("reading the target: %w", err)
+		}
+		o, err := t.SetBounds(ctx, target.Admin, st.Min, to)
+		if err != nil {
+			return "", fmt.Errorf("admin SetBounds: %w", err)
+		}
+		if !o.Accepted() {
+			return "", errors.New(outcome(o))
+		}
+		return outcome(o), nil
 	}
+	st, err := s.lowerMax(ctx, to)
 	if err != nil || st != http.StatusOK {
 		return "", errors.New(httpDetail(st, err))
 	}
