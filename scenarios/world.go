@@ -177,14 +177,10 @@ func (s *Scope) ConsoleAPI() bool { return s.env.Target == nil }
 // LowerMax is lowerMax, or a target's PutBounds, its answer as text
 // (World).
 func (s *Scope) LowerMax(ctx context.Context, to int) (string, error) {
-	if t := s.env.Target; t != nil {
-		st, err := t.State(ctx)
+	if s.env.Target != nil {
+		o, err := s.setTargetMax(ctx, to)
 		if err != nil {
-			return "", fmt.Errorf("reading the target: %w", err)
-		}
-		o, err := t.SetBounds(ctx, target.Admin, st.Min, to)
-		if err != nil {
-			return "", fmt.Errorf("admin SetBounds: %w", err)
+			return "", err
 		}
 		if !o.Accepted() {
 			return "", errors.New(outcome(o))
@@ -222,11 +218,8 @@ func (s *Scope) PutBounds(ctx context.Context, u consoleclient.Update) (int, err
 	}
 	var o target.Outcome
 	if u.MaxCount != nil {
-		st, err := t.State(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("reading the target: %w", err)
-		}
-		if o, err = t.SetBounds(ctx, target.Admin, st.Min, *u.MaxCount); err != nil || !o.Accepted() {
+		var err error
+		if o, err = s.setTargetMax(ctx, *u.MaxCount); err != nil || !o.Accepted() {
 			return o.Status, err
 		}
 	}
@@ -237,6 +230,21 @@ func (s *Scope) PutBounds(ctx context.Context, u consoleclient.Update) (int, err
 		}
 	}
 	return o.Status, nil
+}
+
+// setTargetMax is the admin's Target.SetBounds of max to, with the min as
+// the target reads it now (SetBounds takes both). An error is a read or a
+// change that got no answer; a refusal is the Outcome.
+func (s *Scope) setTargetMax(ctx context.Context, to int) (target.Outcome, error) {
+	st, err := s.env.Target.State(ctx)
+	if err != nil {
+		return target.Outcome{}, fmt.Errorf("reading the target: %w", err)
+	}
+	o, err := s.env.Target.SetBounds(ctx, target.Admin, st.Min, to)
+	if err != nil {
+		return o, fmt.Errorf("admin SetBounds: %w", err)
+	}
+	return o, nil
 }
 
 // Admin is the group admin key's name (World).
