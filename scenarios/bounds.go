@@ -19,6 +19,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // The facts' names (the self-test's table and docs/verdicts.md quote them).
@@ -280,7 +281,8 @@ func probeBounds(ctx context.Context, w World) {
 		{fmt.Sprintf("an admin's max and count that disagree in one request (max %d, count %d) are refused with 422", agreeMax, disagree),
 			consoleclient.Update{MaxCount: &agreeMax, Count: &disagree}},
 	} {
-		st, err := w.PutBounds(ctx, p.u)
+		o, err := w.PutBounds(ctx, target.Admin, p.u)
+		st := o.Status
 		after := w.Snapshot(ctx)
 		var invalid []string
 		for _, en := range after.Audit {

@@ -15,27 +15,51 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
-// ViewerRefused: "a viewer refused". Viewer and MCP-user keys PUT max_count:
-// 403 each; an admin's invalid count 0 is refused (4xx); count and max
-// unchanged; the audit has error:forbidden with each actor and error:invalid
-// with the admin; a viewer reads the count only (Ramen 0.7.5's autoscaling notes, "The bounds",
-// "Audit and logs"). Viewer and MCP-user keys get 403 on every admin-only
-// read (the audit log, the zone's policy); the admin's bounds probes (a
-// count above the max, a max below 1, a max and count that disagree) are
-// 422 and change nothing (probeBounds); the group's other zone, created
-// beside the scenario's, does not move (ensureSibling).
+// ViewerRefused: "a viewer refused", on the console, its model and every
+// target. With no load and the count at rest:
+//   - where the world answers the console's API: viewer and MCP-user keys
+//     PUT max_count: 403 each; an admin's invalid count 0 is refused (4xx);
+//     count and max unchanged; the audit has error:forbidden with each
+//     actor and error:invalid with the admin; a viewer reads the count only
+//     (Ramen 0.7.5's autoscaling notes, "The bounds", "Audit and logs").
+//     Viewer and MCP-user keys get 403 on every admin-only read (the audit
+//     log, the zone's policy); the admin's bounds probes (a count above the
+//     max, a max below 1, a max and count that disagree) are 422 and change
+//     nothing (probeBounds); the group's other zone, created beside the
+//     scenario's, does not move (ensureSibling);
+//   - everywhere: a viewer's change of the max (max + 1) and of the count
+//     (count + 1) is refused with 403 and changes nothing
+//     (FactViewerRefused; the model has no API keys: not applicable);
+//   - an admin sets the count to min + 2 by hand, and what happens is the
+//     contract (FactCountSet): one with a Bound says the autoscaler puts the
+//     count back to where it had settled within it (an HPA owns the count:
+//     back at the count read before the change within Bound plus one
+//     sample interval), one without says the count is kept (the console as
+//     a target: it must stay min + 2 for the profile's CountHold, then the
+//     scenario puts it back); the console's own zone and its model leave
+//     the count alone (ConsoleContract);
+//   - every entry of the trail since the scenario's start names its actor,
+//     and there is one at least where the admin set a count (FactTrailActor).
 func ViewerRefused() Scenario {
 	return Scenario{
-		Name:     "viewer-refused",
-		Title:    "a viewer refused",
-		Expected: func(p Profile, _ target.Contracts) time.Duration { return 5 * time.Second },
-		Flow:     viewerRefusedFlow,
+		Name:  "viewer-refused",
+		Title: "a viewer refused",
+		Facts: []target.Fact{target.FactViewerRefused, target.FactCountSet, target.FactTrailActor},
+		Expected: func(p Profile, c target.Contracts) time.Duration {
+			if c != nil {
+				return p.CountHold + 2*p.SyncPeriod + p.MetricResolution
+			}
+			return 5 * time.Second
+		},
+		Flow: viewerRefusedFlow,
 	}
 }
 
 // viewerRefusedFlow is viewer-refused on any world: the other roles' and
 // the admin's refused changes and the bounds probes leave the count and the
-// max as they were.
+// max as they were (console API only); the viewer is refused, a count set
+// by hand is kept or put back as the contract says, and the trail names
+// every actor (every world, as it applies).
 func viewerRefusedFlow(ctx context.Context, w World) error {
 	if err := w.CreateZone(ctx, w.Profile().Max); err != nil {
 		return err
@@ -44,15 +68,134 @@ func viewerRefusedFlow(ctx context.Context, w World) error {
 		return err
 	}
 	before := w.SampleNow(ctx)
-	w.Phase("refused attempts")
-	w.TryOtherRoles(ctx)
-	w.Phase("bounds probes")
-	probeBounds(ctx, w)
-	after := w.SampleNow(ctx)
-	w.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
-		"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
-	w.CheckRefusalsAudited(ctx)
+	if before.Err != "" {
+		return fmt.Errorf("reading the zone: %s", before.Err)
+	}
+	if w.ConsoleAPI() {
+		w.Phase("refused attempts")
+		w.TryOtherRoles(ctx)
+		w.Phase("bounds probes")
+		probeBounds(ctx, w)
+		after := w.SampleNow(ctx)
+		w.Check("count and max unchanged", after.Count == before.Count && after.Max == before.Max,
+			"before count %d max %d, after count %d max %d", before.Count, before.Max, after.Count, after.Max)
+		w.CheckRefusalsAudited(ctx)
+	}
+	if w.Applies(target.FactViewerRefused) {
+		if err := viewerChanges(ctx, w, before); err != nil {
+			return err
+		}
+	}
+	set := false // an admin's count was set: the trail must show it
+	if w.Applies(target.FactCountSet) {
+		var err error
+		if set, err = countSet(ctx, w, before); err != nil {
+			return err
+		}
+	}
+	if w.Applies(target.FactTrailActor) {
+		entries, err := w.Trail(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the trail: %w", err)
+		}
+		var anon []string
+		for _, c := range entries {
+			if c.Actor == "" {
+				anon = append(anon, fmt.Sprintf("t=%.1fs %d->%d %s (%s)", w.Since(c.At), c.From, c.To, c.Reason, c.Source))
+			}
+		}
+		none := "" // a zone made before the scenario (the simulator's one zone) may have no change since its start
+		if !set && len(entries) == 0 {
+			none = " (the scenario changed no count)"
+		}
+		w.Check(string(target.FactTrailActor), (len(entries) > 0 || !set) && len(anon) == 0,
+			"%d trail entries since the scenario's start%s, %d name no actor%s", len(entries), none, len(anon), listFirst(anon, 5))
+	}
 	return nil
+}
+
+// viewerChanges judges FactViewerRefused: the viewer's max + 1 and count +
+// 1 are each 403, and the next reading shows the count and the bounds as
+// before. What the viewer changed is put back, so the next facts start
+// from the same place.
+func viewerChanges(ctx context.Context, w World, before target.Sample) error {
+	p := w.Profile()
+	w.Phase("a viewer tries to change the max and the count")
+	upMax, upCount := before.Max+1, before.Count+1
+	ob, err := w.PutBounds(ctx, target.Viewer, consoleclient.Update{MaxCount: &upMax})
+	if err != nil {
+		return fmt.Errorf("the viewer's max %d: %w", upMax, err)
+	}
+	oc, err := w.PutBounds(ctx, target.Viewer, consoleclient.Update{Count: &upCount})
+	if err != nil {
+		return fmt.Errorf("the viewer's count %d: %w", upCount, err)
+	}
+	after, err := w.WaitFor(ctx, "the next reading", 2*p.SampleInterval+5*time.Second, func(target.Sample) bool { return true })
+	if err != nil {
+		return err
+	}
+	same := after.Count == before.Count && after.Min == before.Min && after.Max == before.Max
+	w.Check(string(target.FactViewerRefused), ob.Status == http.StatusForbidden && oc.Status == http.StatusForbidden && same,
+		"viewer max %d → %d: %s; viewer count %d → %d: %s; before count %d, min %d, max %d; after count %d, min %d, max %d",
+		before.Max, upMax, outcome(ob), before.Count, upCount, outcome(oc),
+		before.Count, before.Min, before.Max, after.Count, after.Min, after.Max)
+	if !same {
+		_, _ = w.PutBounds(context.WithoutCancel(ctx), target.Admin, consoleclient.Update{MaxCount: &before.Max})
+	}
+	return nil
+}
+
+// countSet judges FactCountSet: an admin sets the count to min + 2; a
+// contract with a Bound means "put back within Bound", one without "kept"
+// (for the profile's CountHold, then the scenario puts it back). set is
+// whether the target accepted the admin's count.
+func countSet(ctx context.Context, w World, before target.Sample) (bool, error) {
+	p := w.Profile()
+	c := w.Contract(target.FactCountSet)
+	fact := string(target.FactCountSet)
+	want := before.Min + 2
+	if want > before.Max {
+		return false, fmt.Errorf("a count set by hand: min + 2 = %d is above the max %d", want, before.Max)
+	}
+	w.Phase(fmt.Sprintf("an admin sets the count to %d by hand", want))
+	o, err := w.PutBounds(ctx, target.Admin, consoleclient.Update{Count: &want})
+	if err != nil {
+		return false, fmt.Errorf("the admin's count %d: %w", want, err)
+	}
+	answered := w.SampleNow(ctx) // a reading right after the answer, for its instant
+	if !o.Accepted() {
+		w.Check(fact, false, "the admin's count %d was refused: %s", want, outcome(o))
+		return false, nil
+	}
+	iv := p.SampleInterval
+	if c.Bound > 0 {
+		// back at the count the autoscaler had settled at before the
+		// change (its desiredReplicas then, with no load); not the status's
+		// desiredReplicas, which reads 0 before a new HPA's first sync
+		x, err := w.WaitFor(ctx, fmt.Sprintf("the count back at %d, the autoscaler's before the change", before.Count), c.Bound+iv,
+			func(x target.Sample) bool { return x.Count == before.Count })
+		if err != nil && ctx.Err() != nil { // stopped, not judged
+			return true, err
+		}
+		w.Check(fact, err == nil, "count set to %d by hand; %s (put back within %s, sampled every %s)",
+			want, errOr(err, "back at %d %.1f s later", x.Count, x.At.Sub(answered.At).Seconds()), c.Bound, iv)
+		return true, nil
+	}
+	hold := p.CountHold
+	x, err := w.WaitFor(ctx, "the hold's end", hold, func(x target.Sample) bool { return x.Count != want })
+	if err != nil && ctx.Err() != nil {
+		return true, err
+	}
+	kept := err != nil // the wait for a change ran out: kept
+	detail := fmt.Sprintf("kept at %d for %s", want, hold)
+	if !kept {
+		detail = fmt.Sprintf("count %d %.1f s after it was set to %d", x.Count, x.At.Sub(answered.At).Seconds(), want)
+	}
+	w.Check(fact, kept, "count set to %d by hand: %s (the contract keeps it)", want, detail)
+	if o, err := w.PutBounds(context.WithoutCancel(ctx), target.Admin, consoleclient.Update{Count: &before.Count}); err != nil || !o.Accepted() {
+		return true, fmt.Errorf("putting the count back to %d: %s %v", before.Count, outcome(o), err)
+	}
+	return true, nil
 }
 
 // TryOtherRoles is the console's (World): the viewer's and the MCP
@@ -443,9 +586,9 @@ func maxLoweredFlow(ctx context.Context, w World) error {
 	answer, err := w.LowerMax(ctx, loweredTo)
 	restored := false
 	restore := func() (int, error) { // also when the run is stopped: the next run finds the bounds it had
-		st, err := w.PutBounds(context.WithoutCancel(ctx), consoleclient.Update{MaxCount: &before.Max})
-		restored = err == nil && st == http.StatusOK
-		return st, err
+		o, err := w.PutBounds(context.WithoutCancel(ctx), target.Admin, consoleclient.Update{MaxCount: &before.Max})
+		restored = err == nil && o.Status == http.StatusOK
+		return o.Status, err
 	}
 	defer func() {
 		if !restored {

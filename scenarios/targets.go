@@ -10,7 +10,7 @@ package scenarios
 // promise is reported not applicable with the target's reason, never
 // silently passed.
 //
-//	target-roles        viewer refused, a count set by hand (kept or put back), the trail names the actor
+//	viewer-refused      viewer refused, a count set by hand (kept or put back), the trail names the actor
 //	target-sustained    a steady load: scales up within the bound, count within min and max, every change in the trail
 //	max-lowered         at 3 under load an admin lowers max to 1: applies within the bound; admin allowed and puts it back
 //	target-spike        the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
@@ -161,7 +161,7 @@ func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (targ
 // TargetScenarios returns the target scenarios in run order: the roles
 // first (they need the count at rest), the spike last.
 func TargetScenarios() []Scenario {
-	return []Scenario{TargetRoles(), TargetSustained(), MaxLowered(), TargetSpike(), Outage()}
+	return []Scenario{ViewerRefused(), TargetSustained(), MaxLowered(), TargetSpike(), Outage()}
 }
 
 // SelectTargets returns the target scenarios named (all when names is
@@ -200,13 +200,28 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 // scenarios judge the console's rules as they state them.
 func (s *Scope) contract(f target.Fact) target.Contract {
 	if s.env.Target == nil {
-		return target.Contract{Applies: true}
+		return ConsoleContract(f)
 	}
 	c, ok := s.contracts[f]
 	if !ok {
 		return target.Contract{NotApplicable: "the target declares no contract for it"}
 	}
 	return c
+}
+
+// ConsoleContract is the contract of fact f on the console's own zone and
+// its model's: every fact applies, with bound 0 and no text (the scenarios
+// judge the console's rules as they state them), but a count set by hand
+// (FactCountSet): the console's own viewer-refused leaves the count alone,
+// since a count set by hand restarts the zone's cooldowns and the published
+// load test's times count from the run's start (its viewer-refused changes
+// nothing). The console keeps a count set by hand, and that is judged on
+// the console as a target (--target console --scenarios targets).
+func ConsoleContract(f target.Fact) target.Contract {
+	if f == target.FactCountSet {
+		return target.Contract{NotApplicable: "the console's own viewer-refused leaves the count alone (a count set by hand restarts the cooldowns, and the published load test's times count from the run's start): judged on the console as a target (--target console --scenarios targets)"}
+	}
+	return target.Contract{Applies: true}
 }
 
 // applies reports whether the target promises f; when it does not, the

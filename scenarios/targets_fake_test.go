@@ -97,7 +97,7 @@ const (
 
 // fakeConsoleKeep is how long the console-like fake keeps a count set by
 // hand before it scales from it again (the console's down cooldown; longer
-// than the quick profile's CountHold, which target-roles watches).
+// than the quick profile's CountHold, which viewer-refused watches).
 const fakeConsoleKeep = 30 * time.Second
 
 // fakeHPA is a tiny HorizontalPodAutoscaler on the fake clock: every sync

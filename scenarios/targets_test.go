@@ -27,12 +27,12 @@ func TestTargetScenarios(t *testing.T) {
 		scenario     Scenario
 		fails        target.Fact // "": the scenario passes
 	}{
-		{name: "roles", scenario: TargetRoles()},
-		{name: "roles console", console: true, scenario: TargetRoles()},
-		{name: "roles viewer allowed", broken: brokenViewerAllowed, scenario: TargetRoles(), fails: target.FactViewerRefused},
-		{name: "roles count kept on an HPA", broken: brokenCountKept, scenario: TargetRoles(), fails: target.FactCountSet},
-		{name: "roles count put back on the console's contract", hpaOnConsole: true, scenario: TargetRoles(), fails: target.FactCountSet},
-		{name: "roles no actor", broken: brokenNoActor, scenario: TargetRoles(), fails: target.FactTrailActor},
+		{name: "roles", scenario: ViewerRefused()},
+		{name: "roles console", console: true, scenario: ViewerRefused()},
+		{name: "roles viewer allowed", broken: brokenViewerAllowed, scenario: ViewerRefused(), fails: target.FactViewerRefused},
+		{name: "roles count kept on an HPA", broken: brokenCountKept, scenario: ViewerRefused(), fails: target.FactCountSet},
+		{name: "roles count put back on the console's contract", hpaOnConsole: true, scenario: ViewerRefused(), fails: target.FactCountSet},
+		{name: "roles no actor", broken: brokenNoActor, scenario: ViewerRefused(), fails: target.FactTrailActor},
 		{name: "sustained", scenario: TargetSustained()},
 		{name: "sustained never up", broken: brokenFrozen, scenario: TargetSustained(), fails: target.FactScalesUp},
 		{name: "sustained over max", broken: brokenOvershoot, scenario: TargetSustained(), fails: target.FactWithinBounds},
@@ -210,7 +210,7 @@ func TestTargetRunNotApplicable(t *testing.T) {
 	for _, v := range vs {
 		byName[v.Scenario] = v
 	}
-	for _, n := range []string{"target-roles", "target-sustained", "max-lowered", "target-spike"} {
+	for _, n := range []string{"viewer-refused", "target-sustained", "max-lowered", "target-spike"} {
 		if v := byName[n]; !v.Passed {
 			t.Errorf("%s: %+v", n, v)
 		}

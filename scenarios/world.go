@@ -76,11 +76,19 @@ type World interface {
 	// Snapshot reads the zone's count, max and audit trail (on the
 	// console as the super admin); Err names a read that failed.
 	Snapshot(ctx context.Context) ZoneSnapshot
-	// PutBounds changes the zone's max and/or count as the group admin and
-	// returns the console API's HTTP status (on the model, the status the
-	// console answers for the controller's result: 200 applied, 422 a
-	// *controller.ValidationError); err is a call that got no answer.
-	PutBounds(ctx context.Context, u consoleclient.Update) (status int, err error)
+	// PutBounds changes the zone's max and/or count in role's name and
+	// returns the answer: the console API's HTTP status (on the model, the
+	// status the console answers for the controller's result: 200 applied,
+	// 422 a *controller.ValidationError), a target's (target.Target's
+	// SetBounds then SetCount: the last one's, with the API's message);
+	// err is a call that got no answer, or a role the world has no key for
+	// (the model has none but the admin's).
+	PutBounds(ctx context.Context, role target.Role, u consoleclient.Update) (target.Outcome, error)
+	// Trail is the zone's trail of changes of count since the scenario's
+	// start, oldest first, each with its actor (the console's audit as
+	// target.Target's Trail reads it; a target's own trail; the model's
+	// store).
+	Trail(ctx context.Context) ([]target.Change, error)
 	// Admin is the group admin's actor name in the audit trail.
 	Admin() string
 	// TryOtherRoles sends the changes and reads each role but the group
@@ -178,7 +186,7 @@ func (s *Scope) ConsoleAPI() bool { return s.env.Target == nil }
 // (World).
 func (s *Scope) LowerMax(ctx context.Context, to int) (string, error) {
 	if s.env.Target != nil {
-		o, err := s.setTargetMax(ctx, to)
+		o, err := s.setTargetMax(ctx, target.Admin, to)
 		if err != nil {
 			return "", err
 		}
@@ -202,50 +210,81 @@ func (s *Scope) WatchGroup(ctx context.Context) error {
 	return s.ensureSibling(ctx)
 }
 
-// SampleNow is the sampler's SampleNow (World).
-func (s *Scope) SampleNow(ctx context.Context) target.Sample { return s.sampler.SampleNow(ctx) }
+// SampleNow is the sampler's SampleNow, or a target's reading (World).
+func (s *Scope) SampleNow(ctx context.Context) target.Sample {
+	if s.env.Target != nil {
+		return s.sample(ctx)
+	}
+	return s.sampler.SampleNow(ctx)
+}
 
 // Snapshot is snapshot of the scenario's zone (World).
 func (s *Scope) Snapshot(ctx context.Context) ZoneSnapshot { return s.snapshot(ctx, s.Zone) }
 
-// PutBounds is a PUT of the zone with the group admin's key; on a target,
-// the admin's Target.SetBounds (the max, the min as the target reads it
-// now) then SetCount, the status the last one's (World).
-func (s *Scope) PutBounds(ctx context.Context, u consoleclient.Update) (int, error) {
+// PutBounds is a PUT of the zone with role's key (the group admin's, the
+// viewer's); on a target, role's Target.SetBounds (the max, the min as the
+// target reads it now) then SetCount, the answer the last one's (World).
+func (s *Scope) PutBounds(ctx context.Context, role target.Role, u consoleclient.Update) (target.Outcome, error) {
 	t := s.env.Target
 	if t == nil {
-		return s.env.Console.PutZone(ctx, s.admin(), s.env.Endpoints.Group, s.Zone, u)
+		key := s.admin()
+		if role == target.Viewer {
+			key = s.env.Endpoints.Keys.Viewer.Key
+		}
+		st, err := s.env.Console.PutZone(ctx, key, s.env.Endpoints.Group, s.Zone, u)
+		return target.Outcome{Status: st}, err
 	}
 	var o target.Outcome
 	if u.MaxCount != nil {
 		var err error
-		if o, err = s.setTargetMax(ctx, *u.MaxCount); err != nil || !o.Accepted() {
-			return o.Status, err
+		if o, err = s.setTargetMax(ctx, role, *u.MaxCount); err != nil || !o.Accepted() {
+			return o, err
 		}
 	}
 	if u.Count != nil {
 		var err error
-		if o, err = t.SetCount(ctx, target.Admin, *u.Count); err != nil {
-			return o.Status, err
+		if o, err = t.SetCount(ctx, role, *u.Count); err != nil {
+			return o, fmt.Errorf("%s SetCount: %w", role, err)
 		}
 	}
-	return o.Status, nil
+	return o, nil
 }
 
-// setTargetMax is the admin's Target.SetBounds of max to, with the min as
-// the target reads it now (SetBounds takes both). An error is a read or a
+// Trail is the zone's changes of count since the scenario's start: the
+// console's audit read as target.Target's Trail reads it, or the target's
+// own (World).
+func (s *Scope) Trail(ctx context.Context) ([]target.Change, error) {
+	t := s.env.Target
+	if t == nil {
+		e := s.env
+		t = target.NewConsole(e.Console, e.Endpoints.Keys, e.Endpoints.Group, s.Zone)
+	}
+	return t.Trail(ctx, s.Start)
+}
+
+// setTargetMax is role's Target.SetBounds of max to, with the min as the
+// target reads it now (SetBounds takes both). An error is a read or a
 // change that got no answer; a refusal is the Outcome.
-func (s *Scope) setTargetMax(ctx context.Context, to int) (target.Outcome, error) {
+func (s *Scope) setTargetMax(ctx context.Context, role target.Role, to int) (target.Outcome, error) {
 	st, err := s.env.Target.State(ctx)
 	if err != nil {
 		return target.Outcome{}, fmt.Errorf("reading the target: %w", err)
 	}
-	o, err := s.env.Target.SetBounds(ctx, target.Admin, st.Min, to)
+	o, err := s.env.Target.SetBounds(ctx, role, st.Min, to)
 	if err != nil {
-		return o, fmt.Errorf("admin SetBounds: %w", err)
+		return o, fmt.Errorf("%s SetBounds: %w", role, err)
 	}
 	return o, nil
 }
 
 // Admin is the group admin key's name (World).
 func (s *Scope) Admin() string { return s.env.Endpoints.Keys.GroupAdmin.Name }
+
+// outcome renders a target's answer for a fact: "HTTP 403", plus the
+// API's own words when it gave them.
+func outcome(o target.Outcome) string {
+	if o.Message != "" {
+		return fmt.Sprintf("HTTP %d (%s)", o.Status, o.Message)
+	}
+	return fmt.Sprintf("HTTP %d", o.Status)
+}

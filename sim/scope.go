@@ -111,7 +111,8 @@ func (s *scope) last() target.Sample {
 // readZone reads the zone now, as a sample (not recorded).
 func (s *scope) readZone() target.Sample {
 	v, err := s.sim.c.ZoneLive(s.sim.ctx, s.sim.cfg.Group, s.zname)
-	smp := target.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready}
+	// min 1 and desiredReplicas the count, as the console's zone reading
+	smp := target.Sample{At: s.sim.l.Now(), Count: v.Count, Max: v.MaxCount, Ready: v.Ready, Min: 1, Desired: v.Count}
 	if err != nil {
 		smp.Err = err.Error()
 	}

@@ -59,12 +59,27 @@ func (w world) Times() *reports.Verdict   { return &w.s.verdict }
 func (w world) Canary() bool              { return w.s.sim.cfg.Model.Canary > 0 }
 func (w world) CanariesInReady() int      { return w.s.sim.cfg.Model.Canary } // discovery lists the canaries as workers (Model.Canary)
 
-// Contract is the model's: every fact applies, with bound 0, as on the
-// console.
-func (w world) Contract(target.Fact) target.Contract { return target.Contract{Applies: true} }
+// noKeys is why a role's fact is not judged on the model.
+const noKeys = "the model has no API keys: a role's refusal is judged on a platform"
 
-// Applies is true: the model promises what the console does.
-func (w world) Applies(target.Fact) bool { return true }
+// Contract is the model's: the console's (scenarios.ConsoleContract), but
+// a viewer's refusal (noKeys).
+func (w world) Contract(f target.Fact) target.Contract {
+	if f == target.FactViewerRefused {
+		return target.Contract{NotApplicable: noKeys}
+	}
+	return scenarios.ConsoleContract(f)
+}
+
+// Applies reports the Contract's Applies, and records a fact that does not
+// apply with its reason, as a platform run does.
+func (w world) Applies(f target.Fact) bool {
+	c := w.Contract(f)
+	if !c.Applies {
+		w.s.record(reports.Fact{Name: string(f), NotApplicable: c.NotApplicable})
+	}
+	return c.Applies
+}
 
 // ConsoleAPI is true: the model answers the console's API.
 func (w world) ConsoleAPI() bool { return true }
@@ -147,18 +162,31 @@ const (
 // PutBounds is the group admin's change on the model's controller, answered
 // as the console's API answers it: 422 for a *controller.ValidationError
 // (a value out of its range), 200 for an applied change, and any other
-// error as the error.
-func (w world) PutBounds(_ context.Context, u consoleclient.Update) (int, error) {
+// error as the error. Another role is an error (noKeys).
+func (w world) PutBounds(_ context.Context, role target.Role, u consoleclient.Update) (target.Outcome, error) {
+	if role != target.Admin {
+		return target.Outcome{}, fmt.Errorf("a change as %s: %s", role, noKeys)
+	}
 	sim := w.s.sim
 	_, err := sim.c.Apply(sim.ctx, actorAdmin, sim.cfg.Group, w.s.zname, controller.Change{MaxCount: u.MaxCount, Count: u.Count})
 	var invalid *controller.ValidationError
 	switch {
 	case errors.As(err, &invalid):
-		return statusUnprocessableEntity, nil
+		return target.Outcome{Status: statusUnprocessableEntity, Message: invalid.Error()}, nil
 	case err != nil:
-		return 0, err
+		return target.Outcome{}, err
 	}
-	return statusOK, nil
+	return target.Outcome{Status: statusOK}, nil
+}
+
+// Trail is the zone's changes of count in the model's store since the
+// scenario's start, as the console's Trail reads its audit.
+func (w world) Trail(context.Context) ([]target.Change, error) {
+	es, err := w.s.sim.audit(w.s.zname)
+	if err != nil {
+		return nil, err
+	}
+	return target.AuditTrail(es, Epoch.Add(w.s.start)), nil
 }
 
 // Admin is the model's group admin.

@@ -10,6 +10,7 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/faults"
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/scenarios"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // tightWorld is a World whose profile no autoscaler can meet: the count
@@ -95,5 +96,44 @@ func TestSimCatchesPlantedBugs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSimViewerRefusedTargetFacts: viewer-refused judges the target
+// scenarios' three facts on the model as the console's own run does: "the
+// trail names the actor" on the model's store, and "viewer is refused"
+// (the model has no API keys) and "a count set by hand" (the console's own
+// run leaves the count alone) not applicable, each with its reason, never
+// silently passed.
+func TestSimViewerRefusedTargetFacts(t *testing.T) {
+	rep, err := run(context.Background(), NewConfig(scenarios.Quick()), []scenarios.Scenario{scenarios.ViewerRefused()}, nil)
+	if err != nil || len(rep.Verdicts) != 1 {
+		t.Fatalf("%v %+v", err, rep)
+	}
+	v := rep.Verdicts[0]
+	facts := map[string]reports.Fact{}
+	for _, f := range v.Facts {
+		facts[f.Name] = f
+	}
+	for _, tc := range []struct {
+		fact target.Fact
+		na   string // the reason's words; "" = judged and passed
+	}{
+		{target.FactViewerRefused, "no API keys"},
+		{target.FactCountSet, "leaves the count alone"},
+		{target.FactTrailActor, ""},
+	} {
+		f, ok := facts[string(tc.fact)]
+		switch {
+		case !ok:
+			t.Errorf("%s: not recorded; facts %+v", tc.fact, v.Facts)
+		case tc.na == "" && (!f.Passed || f.NotApplicable != ""):
+			t.Errorf("%s: %+v, want judged and passed", tc.fact, f)
+		case tc.na != "" && !strings.Contains(f.NotApplicable, tc.na):
+			t.Errorf("%s: %+v, want not applicable: %s", tc.fact, f, tc.na)
+		}
+	}
+	if !v.Passed {
+		t.Errorf("viewer-refused on the model: %+v", v)
 	}
 }

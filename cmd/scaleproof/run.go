@@ -77,7 +77,8 @@ PASS/FAIL line per scenario, and tears the platform down (also on Ctrl-C; a
 second Ctrl-C exits at once).
 
 Scenarios ("Load tests" in Ramen 0.7.5's autoscaling notes):
-  viewer-refused  viewer and MCP-user keys PUT max_count -> 403, nothing changes, audited
+  viewer-refused  viewer and MCP-user keys PUT max_count -> 403, nothing changes, audited;
+                  the trail names the actor of every change
   max-1           max 1 never scales: count 1 at every sample, 429 > 0, no 5xx
   sustained       load up to max 3 and back to 1 (the table's times come from here)
   burst           a 45 s burst (4.5 s in quick), then idle back to 1
@@ -110,9 +111,10 @@ console runs them too, on any platform, when --scenarios names them (or
 --scenarios targets for all five): on a zone the run makes (max 3), its load
 through the edge, judged on the console's own contracts, so the same facts are
 shown on all three targets. Target and console scenarios run in separate runs.
-  target-roles        a viewer is refused (403, nothing changes); a count set by
+  viewer-refused      a viewer is refused (403, nothing changes); a count set by
                       hand is kept or put back, as the target's contract says;
-                      the trail names the actor
+                      the trail names the actor; alone with --target console
+                      it is the console's own viewer-refused
   target-sustained    a steady load: scales up within the bound, the count
                       within min and max, every change in the trail
   max-lowered         at 3 under load an admin lowers max to 1: applies
@@ -197,7 +199,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches), external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
-	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; the target scenarios by name, target-roles, ..., outage with a target-* name, or targets for all of them)")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; the target scenarios by name, viewer-refused, ..., outage with a target-* name, or targets for all of them)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
 	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
 	f.StringVar(&o.group, "group", "scaleproof", "the group whose zones the scenarios create")

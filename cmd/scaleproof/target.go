@@ -107,7 +107,7 @@ const targetsKeyword = "targets"
 
 // cleanScenarioNames cleans --scenarios: names trimmed, empty ones dropped, and
 // each name (or the targets keyword's expansion) run once, in first-seen
-// order ("targets,target-roles" runs the five once).
+// order ("targets,target-spike" runs the five once).
 func cleanScenarioNames(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -133,13 +133,13 @@ func cleanScenarioNames(names []string) []string {
 
 // mergedTargetNames are the target scenarios' old names whose scenario is
 // now one for the console and every target: old → new.
-var mergedTargetNames = map[string]string{"target-outage": "outage", "target-max-lowered": "max-lowered"}
+var mergedTargetNames = map[string]string{"target-outage": "outage", "target-max-lowered": "max-lowered", "target-roles": "viewer-refused"}
 
 // targetScenarioNames reads --scenarios for a run on target kind: whether
 // the target scenarios run (always for hpa and keda; for the console when
 // names has a name only a target run has, target-*, or targetsKeyword), and
 // their names with the keyword expanded (nil: all). A name both kinds have
-// (outage, max-lowered) is the console's own unless a target-only name comes with it.
+// (viewer-refused, outage, max-lowered) is the console's own unless a target-only name comes with it.
 // Target and console scenarios in one run are a usage error, as are the
 // console's own scenarios with hpa or keda.
 func targetScenarioNames(kind target.Kind, names []string) (bool, []string, error) {
@@ -164,7 +164,7 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 	}
 	switch {
 	case kind != target.Console && len(cnames) > 0:
-		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (target-roles, target-sustained, max-lowered, target-spike, outage, or %s for all); %s are the reference console's own",
+		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (viewer-refused, target-sustained, max-lowered, target-spike, outage, or %s for all); %s are the reference console's own",
 			strings.Join(cnames, ","), kind, targetsKeyword, strings.Join(cnames, ", "))
 	case kind == target.Console && !targetOnly:
 		return false, nil, nil
@@ -251,7 +251,7 @@ func (r *targetRun) run(ctx context.Context, pf platform.Platform, ep platform.E
 
 // consoleTargetProfile fits the target profile to the console's settings:
 // the console keeps a count set by hand for its down cooldown and then
-// steps down from it (FactCountSet), so target-roles watches the kept
+// steps down from it (FactCountSet), so viewer-refused watches the kept
 // count for at most the down cooldown less two sample intervals (a reading
 // and the round that may follow the cooldown's end), never longer than the
 // profile's CountHold.

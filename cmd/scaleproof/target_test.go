@@ -78,11 +78,11 @@ func TestRunTargetUsage(t *testing.T) {
 		{"--platform", "kind", "--target", "keda", "--policy", "hpa"},
 		{"--platform", "kubeconfig", "--target", "hpa", "--deployment", "d"},
 		{"--workload", "queue"},
-		{"--scenarios", "target-roles,sustained"},             // the console: target and console scenarios mixed
+		{"--scenarios", "target-spike,sustained"},             // the console: target and console scenarios mixed
 		{"--scenarios", "targets", "--profile", "selftest"},   // no selftest target profile
 		{"--scenarios", "targets", "--canary"},                // the console's own scenarios only
-		{"--scenarios", "target-roles", "--policy", "hpa"},    // judged on the step policy's contracts
-		{"--scenarios", "target-roles", "--load-shards", "2"}, // the load runs in this process
+		{"--scenarios", "target-spike", "--policy", "hpa"},    // judged on the step policy's contracts
+		{"--scenarios", "target-spike", "--load-shards", "2"}, // the load runs in this process
 		{"--scenarios", "target-nope"},                        // unknown target scenario
 		{"--platform", "kind", "--target", "hpa", "--scenarios", "targets,burst"},
 	} {
@@ -107,15 +107,15 @@ func TestRunTargetUsage(t *testing.T) {
 // TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
 // targets keyword expanded, and each scenario runs once.
 func TestCleanScenarioNames(t *testing.T) {
-	all := "target-roles,target-sustained,max-lowered,target-spike,outage"
+	all := "viewer-refused,target-sustained,max-lowered,target-spike,outage"
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"sustained", "sustained"},
 		{"targets,targets", all},
-		{"targets,target-roles", all},
-		{"target-roles,target-roles", "target-roles"},
-		{"target-roles,,", "target-roles"},
-		{" target-roles , burst", "target-roles,burst"},
+		{"targets,target-spike", all},
+		{"target-spike,target-spike", "target-spike"},
+		{"target-spike,,", "target-spike"},
+		{" target-spike , burst", "target-spike,burst"},
 	} {
 		var in []string
 		if tc.in != "" {
@@ -128,7 +128,7 @@ func TestCleanScenarioNames(t *testing.T) {
 }
 
 func TestTargetScenarioNames(t *testing.T) {
-	all := []string{"target-roles", "target-sustained", "max-lowered", "target-spike", "outage"}
+	all := []string{"viewer-refused", "target-sustained", "max-lowered", "target-spike", "outage"}
 	for _, tc := range []struct {
 		name  string
 		kind  target.Kind
@@ -140,17 +140,18 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "console default", kind: target.Console},
 		{name: "console's own", kind: target.Console, in: []string{"sustained", "contract"}},
 		{name: "console targets", kind: target.Console, in: []string{"targets"}, on: true, names: all},
-		{name: "console two by name", kind: target.Console, in: []string{"max-lowered", "target-roles"}, on: true,
-			names: []string{"max-lowered", "target-roles"}},
+		{name: "console two by name", kind: target.Console, in: []string{"max-lowered", "target-spike"}, on: true,
+			names: []string{"max-lowered", "target-spike"}},
 		{name: "console's own max-lowered", kind: target.Console, in: []string{"max-lowered"}},
-		{name: "console mixed", kind: target.Console, in: []string{"target-roles", "burst"}, want: "run in separate runs"},
+		{name: "console mixed", kind: target.Console, in: []string{"target-spike", "burst"}, want: "run in separate runs"},
 		{name: "console's own outage", kind: target.Console, in: []string{"outage", "burst"}},
-		{name: "console outage on its target zone", kind: target.Console, in: []string{"target-roles", "outage"}, on: true,
-			names: []string{"target-roles", "outage"}},
+		{name: "console outage on its target zone", kind: target.Console, in: []string{"target-spike", "outage"}, on: true,
+			names: []string{"target-spike", "outage"}},
 		{name: "hpa outage", kind: target.HPA, in: []string{"outage"}, on: true, names: []string{"outage"}},
 		{name: "hpa misspelt", kind: target.HPA, in: []string{"target-rolse"}, want: `unknown scenario "target-rolse"`},
 		{name: "the old outage name", kind: target.Console, in: []string{"target-outage"}, want: "now outage"},
 		{name: "the old max-lowered name", kind: target.HPA, in: []string{"target-max-lowered"}, want: "now max-lowered"},
+		{name: "the old roles name", kind: target.KEDA, in: []string{"target-roles"}, want: "now viewer-refused"},
 		{name: "hpa default", kind: target.HPA, on: true},
 		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
 		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},
@@ -171,7 +172,7 @@ func TestTargetScenarioNames(t *testing.T) {
 }
 
 // TestConsoleTargetProfile: the console keeps a count set by hand for its
-// down cooldown only, so target-roles watches it at most the down cooldown
+// down cooldown only, so viewer-refused watches it at most the down cooldown
 // less two samples, and never longer than the profile says.
 func TestConsoleTargetProfile(t *testing.T) {
 	for _, tc := range []struct {

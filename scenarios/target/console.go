@@ -201,15 +201,21 @@ func (t *consoleTarget) Trail(ctx context.Context, since time.Time) ([]Change, e
 	if st/100 != 2 {
 		return nil, fmt.Errorf("read audit of %s/%s: status %d", t.group, t.zone, st)
 	}
-	// The audit lists newest first; entries of one request share a time,
-	// so its ids give their order.
+	return AuditTrail(es, since), nil
+}
+
+// AuditTrail is the trail in audit entries es (in any order): their
+// changes of count (AuditChanges) at or after since, oldest first. The
+// audit lists newest first; entries of one request share a time, so their
+// ids give their order. es is sorted in place.
+func AuditTrail(es []consoleclient.AuditEntry, since time.Time) []Change {
 	sort.SliceStable(es, func(i, j int) bool {
 		if !es[i].At.Equal(es[j].At) {
 			return es[i].At.Before(es[j].At)
 		}
 		return es[i].ID < es[j].ID
 	})
-	return SinceSorted(AuditChanges(es), since), nil
+	return SinceSorted(AuditChanges(es), since)
 }
 
 // AuditChanges reads audit entries as trail entries (see Trail), in the
