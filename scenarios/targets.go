@@ -200,28 +200,13 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 // scenarios judge the console's rules as they state them.
 func (s *Scope) contract(f target.Fact) target.Contract {
 	if s.env.Target == nil {
-		return ConsoleContract(f)
+		return target.Contract{Applies: true}
 	}
 	c, ok := s.contracts[f]
 	if !ok {
 		return target.Contract{NotApplicable: "the target declares no contract for it"}
 	}
 	return c
-}
-
-// ConsoleContract is the contract of fact f on the console's own zone and
-// its model's: every fact applies, with bound 0 and no text (the scenarios
-// judge the console's rules as they state them), but a count set by hand
-// (FactCountSet): the console's own viewer-refused leaves the count alone,
-// since a count set by hand restarts the zone's cooldowns and the published
-// load test's times count from the run's start (its viewer-refused changes
-// nothing). The console keeps a count set by hand, and that is judged on
-// the console as a target (--target console --scenarios targets).
-func ConsoleContract(f target.Fact) target.Contract {
-	if f == target.FactCountSet {
-		return target.Contract{NotApplicable: "the console's own viewer-refused leaves the count alone (a count set by hand restarts the cooldowns, and the published load test's times count from the run's start): judged on the console as a target (--target console --scenarios targets)"}
-	}
-	return target.Contract{Applies: true}
 }
 
 // applies reports whether the target promises f; when it does not, the

@@ -62,13 +62,13 @@ func (w world) CanariesInReady() int      { return w.s.sim.cfg.Model.Canary } //
 // noKeys is why a role's fact is not judged on the model.
 const noKeys = "the model has no API keys: a role's refusal is judged on a platform"
 
-// Contract is the model's: the console's (scenarios.ConsoleContract), but
-// a viewer's refusal (noKeys).
+// Contract is the model's: every fact applies, with bound 0, as on the
+// console, but a viewer's refusal (noKeys).
 func (w world) Contract(f target.Fact) target.Contract {
 	if f == target.FactViewerRefused {
 		return target.Contract{NotApplicable: noKeys}
 	}
-	return scenarios.ConsoleContract(f)
+	return target.Contract{Applies: true}
 }
 
 // Applies reports the Contract's Applies, and records a fact that does not
@@ -76,9 +76,14 @@ func (w world) Contract(f target.Fact) target.Contract {
 func (w world) Applies(f target.Fact) bool {
 	c := w.Contract(f)
 	if !c.Applies {
-		w.s.record(reports.Fact{Name: string(f), NotApplicable: c.NotApplicable})
+		w.Skip(f, c.NotApplicable)
 	}
 	return c.Applies
+}
+
+// Skip records f not applicable, with why.
+func (w world) Skip(f target.Fact, why string) {
+	w.s.record(reports.Fact{Name: string(f), NotApplicable: why})
 }
 
 // ConsoleAPI is true: the model answers the console's API.
