@@ -158,8 +158,8 @@ func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (targ
 	return t, ref, s, nil
 }
 
-// TargetScenarios returns the target scenarios in run order: the roles
-// first (they need the count at rest), the spike last.
+// TargetScenarios returns the target scenarios in run order:
+// viewer-refused first (it changes nothing under load), the spike last.
 func TargetScenarios() []Scenario {
 	return []Scenario{ViewerRefused(), TargetSustained(), MaxLowered(), TargetSpike(), Outage()}
 }

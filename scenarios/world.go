@@ -100,8 +100,9 @@ type World interface {
 	// actor with its error tag (the console's; the model has no actors).
 	CheckRefusalsAudited(ctx context.Context)
 	// Contract is the world's contract for fact f: a target's as it
-	// declares it (target.Contracts); on the console and its model every
-	// fact applies, with bound 0 and no text.
+	// declares it (target.Contracts); on the console every fact applies,
+	// with bound 0 and no text, and on its model too but a viewer's
+	// refusal (it has no API keys).
 	Contract(f target.Fact) target.Contract
 	// Applies reports whether the world promises f; when it does not, f
 	// is recorded not applicable with the world's reason.

@@ -107,8 +107,8 @@ it makes), on --platform kind (deployed for the run; --workload worker or
 queue: the query scheduler and its pulling queriers) or --platform kubeconfig
 (deployed, or adopted as it is with --namespace, --deployment and --hpa or
 --scaled-object). They run the target scenarios instead of the five. The
-console runs them too, on any platform, when --scenarios names them (or
---scenarios targets for all five): on a zone the run makes (max 3), its load
+console runs them too, on any platform, when --scenarios names a target-* one
+(or --scenarios targets for all five): on a zone the run makes (max 3), its load
 through the edge, judged on the console's own contracts, so the same facts are
 shown on all three targets. Target and console scenarios run in separate runs.
   viewer-refused      a viewer is refused (403, nothing changes); a count set by

@@ -103,7 +103,8 @@ func TestRunTargetUsage(t *testing.T) {
 
 // TestTargetScenarioNames: --scenarios on each target: hpa and keda always
 // run the target scenarios and refuse the console's; the console runs them
-// when one is named (or "targets", all five), and never both kinds at once.
+// when a target-only name (target-*) or "targets" is named (viewer-refused,
+// max-lowered and outage alone are its own), and never both kinds at once.
 // TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
 // targets keyword expanded, and each scenario runs once.
 func TestCleanScenarioNames(t *testing.T) {
