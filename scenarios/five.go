@@ -90,7 +90,7 @@ func viewerRefusedFlow(ctx context.Context, w World) error {
 	}
 	switch {
 	case w.ConsoleAPI():
-		w.Skip(target.FactCountSet, countSetLeftAlone)
+		w.NotApplicable(string(target.FactCountSet), countSetLeftAlone)
 	case w.Applies(target.FactCountSet):
 		if err := countSet(ctx, w, before); err != nil {
 			return err

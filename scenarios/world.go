@@ -107,9 +107,9 @@ type World interface {
 	// Applies reports whether the world promises f; when it does not, f
 	// is recorded not applicable with the world's reason.
 	Applies(f target.Fact) bool
-	// Skip records f not applicable with why: a fact the world promises
-	// that the scenario leaves unjudged there.
-	Skip(f target.Fact, why string)
+	// NotApplicable records fact name not applicable with why: a fact the
+	// world promises that the scenario leaves unjudged there.
+	NotApplicable(name, why string)
 	// ConsoleAPI reports whether the world answers the console's own API
 	// (its keys and roles, the bounds probes, the audit trail, the group's
 	// other zone): the console on a platform and its model do; a
@@ -183,13 +183,6 @@ func (s *Scope) Contract(f target.Fact) target.Contract { return s.contract(f) }
 // Applies is applies (World).
 func (s *Scope) Applies(f target.Fact) bool { return s.applies(f) }
 
-// Skip records f not applicable with why (World).
-func (s *Scope) Skip(f target.Fact, why string) {
-	s.mu.Lock()
-	s.facts = append(s.facts, reports.Fact{Name: string(f), NotApplicable: why})
-	s.mu.Unlock()
-}
-
 // ConsoleAPI reports a console run, not a target's (World).
 func (s *Scope) ConsoleAPI() bool { return s.env.Target == nil }
 
@@ -238,14 +231,9 @@ func (s *Scope) Snapshot(ctx context.Context) ZoneSnapshot { return s.snapshot(c
 func (s *Scope) PutBounds(ctx context.Context, role target.Role, u consoleclient.Update) (target.Outcome, error) {
 	t := s.env.Target
 	if t == nil {
-		var key string
-		switch role {
-		case target.Admin:
-			key = s.admin()
-		case target.Viewer:
-			key = s.env.Endpoints.Keys.Viewer.Key
-		default:
-			return target.Outcome{}, fmt.Errorf("no key for role %q", role)
+		key, err := target.ConsoleKey(s.env.Endpoints.Keys, role)
+		if err != nil {
+			return target.Outcome{}, err
 		}
 		st, err := s.env.Console.PutZone(ctx, key, s.env.Endpoints.Group, s.Zone, u)
 		return target.Outcome{Status: st}, err

@@ -76,14 +76,14 @@ func (w world) Contract(f target.Fact) target.Contract {
 func (w world) Applies(f target.Fact) bool {
 	c := w.Contract(f)
 	if !c.Applies {
-		w.Skip(f, c.NotApplicable)
+		w.NotApplicable(string(f), c.NotApplicable)
 	}
 	return c.Applies
 }
 
-// Skip records f not applicable, with why.
-func (w world) Skip(f target.Fact, why string) {
-	w.s.record(reports.Fact{Name: string(f), NotApplicable: why})
+// NotApplicable records fact name not applicable, with why.
+func (w world) NotApplicable(name, why string) {
+	w.s.record(reports.Fact{Name: name, NotApplicable: why})
 }
 
 // ConsoleAPI is true: the model answers the console's API.

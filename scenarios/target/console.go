@@ -110,12 +110,16 @@ func (t *consoleTarget) Kind() Kind           { return Console }
 func (t *consoleTarget) Name() string         { return "zone " + t.group + "/" + t.zone }
 func (t *consoleTarget) Contracts() Contracts { return t.contracts }
 
-func (t *consoleTarget) key(role Role) (string, error) {
+func (t *consoleTarget) key(role Role) (string, error) { return ConsoleKey(t.keys, role) }
+
+// ConsoleKey is the console's API key of role: the group admin's for
+// Admin, the viewer's for Viewer; another role is an error naming both.
+func ConsoleKey(keys platform.Keys, role Role) (string, error) {
 	switch role {
 	case Admin:
-		return t.keys.GroupAdmin.Key, nil
+		return keys.GroupAdmin.Key, nil
 	case Viewer:
-		return t.keys.Viewer.Key, nil
+		return keys.Viewer.Key, nil
 	}
 	return "", fmt.Errorf("role %q: want admin or viewer", role)
 }
