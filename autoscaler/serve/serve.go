@@ -201,8 +201,9 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, health *Health, o
 
 // WaitOK polls url (every 100 ms, each try bounded by 2 s) until it answers
 // 200, the whole wait is past timeout, ctx ends, or exited is closed (the
-// process behind url died; nil never closes). The error names the URL and
-// the last answer.
+// process behind url died; nil never closes). The error names the URL, the
+// number of tries and the last answer (that of the last try the wait's end
+// did not cut short, when there was one).
 func WaitOK(ctx context.Context, url string, timeout time.Duration, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -210,7 +211,7 @@ func WaitOK(ctx context.Context, url string, timeout time.Duration, exited <-cha
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	var last error
-	for {
+	for tries := 1; ; tries++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
 			return fmt.Errorf("wait for %s: %w", url, err)
@@ -223,12 +224,14 @@ func WaitOK(ctx context.Context, url string, timeout time.Duration, exited <-cha
 			}
 			err = fmt.Errorf("HTTP %d", resp.StatusCode)
 		}
-		last = err
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
 		select {
 		case <-exited:
-			return fmt.Errorf("waited for %s to answer 200: the process exited (last %v)", url, last)
+			return fmt.Errorf("waited for %s to answer 200: the process exited (%d tries, last %v)", url, tries, last)
 		case <-ctx.Done():
-			return fmt.Errorf("waited %s for %s to answer 200: last %v", timeout, url, last)
+			return fmt.Errorf("waited %s for %s to answer 200: %d tries, last %v", timeout, url, tries, last)
 		case <-t.C:
 		}
 	}

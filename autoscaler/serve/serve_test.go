@@ -259,3 +259,57 @@ func TestRunDrainDelay(t *testing.T) {
 		t.Fatal("Run did not return after its listener closed")
 	}
 }
+
+// TestWaitOK: the wait ends at the first 200, at the process's exit or at
+// its bound, and its error names the tries and the last answer a try got
+// (not the wait's own end cutting the last try short).
+func TestWaitOK(t *testing.T) {
+	exited := make(chan struct{})
+	close(exited)
+	for _, c := range []struct {
+		name    string
+		answers []int // status per try; 0: hang until the test ends; the last repeats
+		timeout time.Duration
+		exited  <-chan struct{}
+		errHas  []string // "" when the wait must succeed
+	}{
+		{"200 after two 503", []int{503, 503, 200}, 10 * time.Second, nil, nil},
+		{"503 until the bound", []int{503}, 300 * time.Millisecond, nil, []string{"waited 300ms", "tries, last HTTP 503"}},
+		{"the last try cut short keeps the answer before it", []int{503, 0}, 500 * time.Millisecond, nil, []string{"tries, last HTTP 503"}},
+		{"the process exited", []int{503}, 10 * time.Second, exited, []string{"the process exited (1 tries, last HTTP 503)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				i := int(n.Add(1)) - 1
+				code := c.answers[min(i, len(c.answers)-1)]
+				if code == 0 {
+					select {
+					case <-release:
+					case <-r.Context().Done():
+					}
+					return
+				}
+				w.WriteHeader(code)
+			}))
+			defer srv.Close()
+			defer close(release)
+			err := serve.WaitOK(context.Background(), srv.URL+"/readyz", c.timeout, c.exited)
+			if len(c.errHas) == 0 {
+				if err != nil {
+					t.Fatalf("WaitOK: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("WaitOK: nil, want an error with %q", c.errHas)
+			}
+			for _, h := range c.errHas {
+				if !strings.Contains(err.Error(), h) {
+					t.Errorf("error %q, want %q in it", err, h)
+				}
+			}
+		})
+	}
+}

@@ -54,8 +54,10 @@ audit log, a lowered max applied only by the next round, and so on.
 
 It prints one row per fault: the fault, the rule it breaks, the scenario and
 the first fact that failed (the fact that caught it). The self-test fails
-(exit 1) when a fault is caught by no fact, or when the clean baseline fails;
-a platform that cannot be brought up is exit 3, Ctrl-C exit 130.
+(exit 1) when a fault is caught by no fact, or when the clean baseline fails.
+A run whose platform does not come up (no scenario ran, so it answered
+nothing) is made once more, its first try kept in NAME-try1; a platform
+that fails twice is exit 3. Ctrl-C is exit 130.
 
 Faults run in parallel (--parallel), each on its own platform on 127.0.0.1
 with every port picked by the system. The default profile "selftest" is quick's
@@ -106,6 +108,10 @@ type SelftestRow struct {
 	Error   string   `json:"error,omitempty"` // the platform or a scenario could not run
 	Results string   `json:"results"`         // its results.jsonl
 	TookS   float64  `json:"took_s"`
+	// Retried is the first try's error when the platform did not come up
+	// and the run was made once more (its artifacts in NAME-try1); "" when
+	// the first try came up.
+	Retried string `json:"retried,omitempty"`
 }
 
 // SelftestReport is selftest.json.
@@ -129,6 +135,7 @@ type BaselineRow struct {
 	Verdicts  []reports.Verdict `json:"verdicts"`
 	Results   string            `json:"results"`
 	TookS     float64           `json:"took_s"`
+	Retried   string            `json:"retried,omitempty"` // as SelftestRow's
 }
 
 // suiteRun is one platform's run: a set of faults (none for the baseline)
@@ -142,6 +149,8 @@ type suiteRun struct {
 	verdicts  []reports.Verdict
 	results   string
 	upErr     error
+	platUp    bool   // the platform's Up failed (not a setting or the artifacts folder)
+	retried   string // the first try's platform error, when the run was made again
 	took      time.Duration
 }
 
@@ -248,7 +257,21 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 				r.upErr = ctx.Err()
 				return
 			}
-			runSuite(ctx, r, bin, filepath.Join(dir, r.name), o.group, prof, log.With("run", r.name))
+			runDir := filepath.Join(dir, r.name)
+			runSuite(ctx, r, bin, runDir, o.group, prof, log.With("run", r.name))
+			if r.platUp && ctx.Err() == nil {
+				// No scenario ran, so the run answered nothing about its
+				// faults: a platform that did not come up (a process slow
+				// to answer /readyz on a loaded machine) is tried once more.
+				say("  %-22s platform did not come up (%v); running it again", r.name, r.upErr)
+				log.Warn("platform did not come up; running again once", "run", r.name, "err", r.upErr)
+				first := r.upErr.Error()
+				if err := os.Rename(runDir, runDir+"-try1"); err != nil {
+					log.Warn("keep the first try's artifacts", "err", err)
+				}
+				*r = suiteRun{name: r.name, faults: r.faults, policy: r.policy, canary: r.canary, scenarios: r.scenarios, retried: first}
+				runSuite(ctx, r, bin, runDir, o.group, prof, log.With("run", r.name))
+			}
 			row := judgeFault(r)
 			switch {
 			case r.faults == nil: // baseline, baseline-hpa
@@ -367,7 +390,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 	}
 	ep, upErr := pf.Up(ctx)
 	if upErr != nil {
-		r.upErr = fmt.Errorf("platform up: %w", upErr)
+		r.upErr, r.platUp = fmt.Errorf("platform up: %w", upErr), true
 		log.Error("platform up failed", "err", upErr)
 	} else {
 		env := scenarios.NewEnv(ep, prof, w, log.With("part", "scenarios"))
@@ -386,7 +409,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 // order. Only a failing fact catches a fault: a scenario that could not run
 // (its error) does not.
 func judgeFault(r *suiteRun) SelftestRow {
-	row := SelftestRow{Fault: r.name, Results: r.results, TookS: r.took.Seconds()}
+	row := SelftestRow{Fault: r.name, Results: r.results, TookS: r.took.Seconds(), Retried: r.retried}
 	if r.upErr != nil {
 		row.Error = r.upErr.Error()
 		return row
@@ -429,6 +452,7 @@ func mergeBaselines(a, b BaselineRow) BaselineRow {
 	a.Verdicts = append(a.Verdicts, b.Verdicts...)
 	a.Results += ", " + b.Results
 	a.TookS = max(a.TookS, b.TookS)
+	a.Retried = strings.Trim(a.Retried+"; "+b.Retried, "; ")
 	return a
 }
 
@@ -441,7 +465,7 @@ func suffixed(ss []string, suffix string) []string {
 }
 
 func judgeBaseline(r *suiteRun) BaselineRow {
-	b := BaselineRow{Verdicts: r.verdicts, Results: r.results, TookS: r.took.Seconds(), Passed: r.upErr == nil}
+	b := BaselineRow{Verdicts: r.verdicts, Results: r.results, TookS: r.took.Seconds(), Passed: r.upErr == nil, Retried: r.retried}
 	for _, sc := range r.scenarios {
 		b.Scenarios = append(b.Scenarios, sc.Name)
 	}
@@ -503,6 +527,18 @@ func writeSelftestMarkdown(w io.Writer, rep SelftestReport) {
 	fmt.Fprintf(w, "\nClean baseline (%s): **%s**\n", strings.Join(rep.Baseline.Scenarios, ", "), passWord(rep.Baseline.Passed))
 	for _, f := range rep.Baseline.Failed {
 		fmt.Fprintf(w, "- %s\n", md(f))
+	}
+	var again []string
+	if rep.Baseline.Retried != "" {
+		again = append(again, "baseline ("+rep.Baseline.Retried+")")
+	}
+	for _, r := range rep.Faults {
+		if r.Retried != "" {
+			again = append(again, "`"+r.Fault+"` ("+r.Retried+")")
+		}
+	}
+	if len(again) > 0 {
+		fmt.Fprintf(w, "\nRun again once because the platform did not come up the first time: %s\n", md(strings.Join(again, "; ")))
 	}
 	if rep.Reason != "" {
 		fmt.Fprintf(w, "\n%s\n", rep.Reason)

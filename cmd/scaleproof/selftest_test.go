@@ -113,6 +113,12 @@ func TestSelftestOnLocal(t *testing.T) {
 	t.Logf("selftest took %.0f s wall (%.0f s reported), %d platforms at once", time.Since(start).Seconds(), rep.TookS, rep.Parallel)
 	for _, r := range rep.Faults {
 		t.Logf("%-22s %-12s %s", r.Fault, r.Scenario, r.Fact)
+		if r.Retried != "" {
+			t.Logf("%-22s made again: the first try's platform did not come up: %s", r.Fault, r.Retried)
+		}
+	}
+	if rep.Baseline.Retried != "" {
+		t.Logf("baseline made again: the first try's platform did not come up: %s", rep.Baseline.Retried)
 	}
 	if err != nil {
 		t.Errorf("selftest: %v (reason %q)\nstderr:\n%s", err, rep.Reason, stderr.String())
@@ -184,6 +190,46 @@ func logVerdicts(t *testing.T, results string) {
 		t.Logf("  %s: error %q", v.Scenario, v.Error)
 		for _, f := range v.Facts {
 			t.Logf("    passed %-5v %s: %s", f.Passed, f.Name, f.Detail)
+		}
+	}
+}
+
+// TestSelftestRetriesAPlatformThatDidNotComeUp: a run whose platform does not
+// come up answered nothing about its faults, so the self-test makes it once
+// more (the first try's artifacts kept in NAME-try1) and, when the second try
+// fails too, exits 3 (infrastructure), never 1 (a fault not caught). The
+// reference binary here exits at once, so both tries fail.
+func TestSelftestRetriesAPlatformThatDidNotComeUp(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "scaleproof-ref")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'cannot start' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	art := filepath.Join(dir, "artifacts")
+	out, code := execute(t, newSelftestCmd(), "--ref-bin", bin, "--faults", faults.DropToOne, "--parallel", "2",
+		"--artifacts", art, "--json", "--quiet")
+	if code != exitInfra {
+		t.Errorf("exit %d, want %d (the platform did not come up)", code, exitInfra)
+	}
+	var rep SelftestReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("decode --json: %v\n%s", err, out)
+	}
+	if len(rep.Faults) != 1 {
+		t.Fatalf("%d fault rows, want 1: %+v", len(rep.Faults), rep.Faults)
+	}
+	for name, r := range map[string]struct{ retried, err string }{
+		"baseline":       {rep.Baseline.Retried, rep.Baseline.Error},
+		faults.DropToOne: {rep.Faults[0].Retried, rep.Faults[0].Error},
+	} {
+		if !strings.Contains(r.retried, "platform up") || !strings.Contains(r.err, "platform up") {
+			t.Errorf("%s: retried %q, error %q; want both to name the platform's failure", name, r.retried, r.err)
+		}
+		if _, err := os.Stat(filepath.Join(art, name+"-try1", "results.jsonl")); err != nil {
+			t.Errorf("%s: the first try's results: %v", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(art, name, "results.jsonl")); err != nil {
+			t.Errorf("%s: the second try's results: %v", name, err)
 		}
 	}
 }

@@ -192,9 +192,9 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 		PrometheusURL: l.promURL, Canary: c.Worker.Canary}
 	l.mu.Unlock()
 	l.announceTarget("edge", edge.addr)
-	for _, u := range []string{l.endpoints.ConsoleURL, l.endpoints.EdgeURL} {
-		if err := waitReady(ctx, u+"/readyz", 30*time.Second); err != nil {
-			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
+	for _, p := range []*proc{l.console, edge} {
+		if err := serve.WaitOK(ctx, "http://"+p.addr+"/readyz", upReadyTimeout, p.done); err != nil {
+			return platform.Endpoints{}, fmt.Errorf("local: %s (log %s): %w", p.name, p.logf.Name(), err)
 		}
 	}
 	if err := l.checkPrometheusScrapes(ctx, edge.addr); err != nil {
@@ -258,7 +258,10 @@ func (l *Local) RestartConsole(ctx context.Context, hard bool) (string, error) {
 	u := "http://" + l.console.addr
 	l.endpoints.ConsoleURL = u
 	l.mu.Unlock()
-	return u, waitReady(ctx, u+"/readyz", 30*time.Second)
+	l.mu.Lock()
+	done := l.console.done
+	l.mu.Unlock()
+	return u, serve.WaitOK(ctx, u+"/readyz", upReadyTimeout, done)
 }
 
 // Fleet exposes the worker supervisor (fault tests freeze or kill workers through it).
@@ -358,6 +361,13 @@ func (l *Local) KeysFile() string {
 	defer l.mu.Unlock()
 	return l.keysFile
 }
+
+// upReadyTimeout bounds the wait for a started console or edge to answer
+// /readyz 200 (the store opened, the first discovery done): well under a
+// second on an idle machine; the bound leaves room for a machine whose
+// cores are all busy (the self-test runs three platforms at once beside
+// other builds). A process that exits ends the wait at once.
+const upReadyTimeout = 60 * time.Second
 
 // waitReady waits until url answers 200 (see serve.WaitOK).
 func waitReady(ctx context.Context, url string, timeout time.Duration) error {
