@@ -455,15 +455,32 @@ func errOr(err error, format string, args ...any) string {
 	return fmt.Sprintf(format, args...)
 }
 
-// Sustained: "sustained load up to the max and back to 1". Max 3; load until
-// the count reaches 3 and all three are ready, held a while; the load stops
-// and the count returns to 1. The table's "Up to 3" and "Back to 1" are this
-// scenario's times from its start.
+// Sustained: "sustained load up to the max and back to 1", on the console,
+// its model and every target. From count 1 (the console's fresh zone) or
+// the count at rest (a target settled at its min), the profile's VUs until
+// the count reaches the profile's max (3) and that many workers are ready,
+// held SustainHold; then the load stops.
+//   - the count is above min within the contract's Bound (plus one sample
+//     interval) of the load's start, or of the first reading of the
+//     autoscaler's metric above its target where the world shows one
+//     (FactScalesUp);
+//   - the console's own zone and its model: the count comes back to 1 and
+//     stays within 1..max at every sample (the published table's "Up to 3"
+//     and "Back to 1" are this scenario's times from its start); a target
+//     leaves the way back to the next scenario's settle (KEDA's queue takes
+//     longer than the quick profile's wait; spike judges FactBackToMin);
+//   - every reading has min <= count <= max (FactWithinBounds), and every
+//     change of the count the readings saw has a trail entry to the same
+//     count within the contract's Bound (FactTrail).
 func Sustained() Scenario {
 	return Scenario{
 		Name:  "sustained",
 		Title: "sustained load up to the max and back to 1",
-		Expected: func(p Profile, _ target.Contracts) time.Duration {
+		Facts: []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactTrail},
+		Expected: func(p Profile, c target.Contracts) time.Duration {
+			if c != nil {
+				return 2*p.SyncPeriod + p.MetricResolution + p.SustainHold
+			}
 			return 2*p.SchedulerInterval + p.SustainHold + p.DownCooldown*time.Duration(p.Max-1) + 4*p.SchedulerInterval
 		},
 		Flow: sustainedFlow,
@@ -476,20 +493,92 @@ func sustainedFlow(ctx context.Context, w World) error {
 	if err := w.CreateZone(ctx, p.Max); err != nil {
 		return err
 	}
-	l := loadUntilMax(ctx, w, p.UpTimeout+p.SustainHold)
-	if w.Times().UpToMaxS < 0 {
-		return nil
+	if x := lastGood(w.Samples()); !w.ConsoleAPI() && x.Max < p.Max {
+		return fmt.Errorf("the target's max %d: the load must reach a count of %d", x.Max, p.Max)
 	}
-	w.Phase(fmt.Sprintf("hold at %d for %s", p.Max, p.SustainHold))
-	if err := w.Pause(ctx, p.SustainHold); err != nil {
-		return err
+	from := w.Now()
+	l := loadUntilMax(ctx, w, p.UpTimeout+p.SustainHold)
+	judgeScalesUp(w, from)
+	reached := w.Times().UpToMaxS >= 0
+	if reached {
+		w.Phase(fmt.Sprintf("hold at %d for %s", p.Max, p.SustainHold))
+		if err := w.Pause(ctx, p.SustainHold); err != nil {
+			return err
+		}
 	}
 	w.Phase("load stops")
 	l.Stop()
 	l.Wait()
-	WaitBackTo1(ctx, w)
-	CheckBounds(w, p.Max)
+	if w.ConsoleAPI() && reached {
+		WaitBackTo1(ctx, w)
+		CheckBounds(w, p.Max)
+	}
+	if err := judgeBoundsAndTrail(ctx, w); err != nil {
+		return err
+	}
 	return l.Err()
+}
+
+// judgeScalesUp judges FactScalesUp over the samples since from, the
+// load's start: the first reading with the count above min comes within
+// the contract's Bound and one sample interval of from, or of the first
+// reading of the autoscaler's metric above its target where the world
+// shows one (the metric pipeline's delay is not the autoscaler's); the
+// detail gives the time from the load's start too.
+func judgeScalesUp(w World, from time.Time) {
+	if !w.Applies(target.FactScalesUp) {
+		return
+	}
+	b, iv := w.Contract(target.FactScalesUp).Bound, w.Profile().SampleInterval
+	var good []target.Sample
+	for _, x := range w.Samples() {
+		if x.Err == "" && !x.At.Before(from) {
+			good = append(good, x)
+		}
+	}
+	i := slices.IndexFunc(good, func(x target.Sample) bool { return x.Count > x.Min })
+	if i < 0 {
+		w.Check(string(target.FactScalesUp), false, "the count never rose above min: %d readings since the load started (bound %s, sampled every %s)", len(good), b, iv)
+		return
+	}
+	x := good[i]
+	ref, what := scaleUpFrom(good, from, x)
+	detail := fmt.Sprintf("count %d > min %d %.1f s after the load started", x.Count, x.Min, x.At.Sub(from).Seconds())
+	if what != "" {
+		detail += fmt.Sprintf(", %.1f s after %s", x.At.Sub(ref).Seconds(), what)
+	}
+	w.Check(string(target.FactScalesUp), x.At.Sub(ref) <= b+iv, "%s (bound %s, sampled every %s)", detail, b, iv)
+}
+
+// judgeBoundsAndTrail judges, over the scenario's good readings, that each
+// has min <= count <= max (FactWithinBounds) and that every change of the
+// count they saw has a trail entry to the same count within the contract's
+// Bound (FactTrail; the trail read now).
+func judgeBoundsAndTrail(ctx context.Context, w World) error {
+	var samples []target.Sample
+	for _, x := range w.Samples() {
+		if x.Err == "" {
+			samples = append(samples, x)
+		}
+	}
+	if w.Applies(target.FactWithinBounds) {
+		bad := outOfBounds(samples, w.Since)
+		w.Check(string(target.FactWithinBounds), len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",
+			len(samples), len(bad), listFirst(bad, 5))
+	}
+	if w.Applies(target.FactTrail) {
+		trail, err := w.Trail(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the trail: %w", err)
+		}
+		changes := countChanges(samples)
+		bound := w.Contract(target.FactTrail).Bound
+		missing := missingFromTrail(changes, trail, bound, w.Since)
+		w.Check(string(target.FactTrail), len(changes) > 0 && len(missing) == 0,
+			"%d changes of the count seen, %d trail entries, %d changes with no entry within %s%s",
+			len(changes), len(trail), len(missing), bound, listFirst(missing, 5))
+	}
+	return nil
 }
 
 // Burst: "a 45 s burst". Load for the burst's length, then idle: the peak

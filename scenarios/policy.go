@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // Policies a run can create its zones with (scaleproof run --policy).
@@ -129,3 +130,27 @@ func (s *Scope) applyPolicy(ctx context.Context, maxCount int) (consoleclient.Po
 	s.policy = v
 	return v, nil
 }
+
+// ZoneContracts are the contracts a zone of the console, on a platform or
+// on the simulator's model, is judged on: the console's own
+// (target.ConsoleContracts) under s, the step policy's settings the run
+// read (the console's GET /api/v1/config/autoscale, else the profile's;
+// the model's StepConfig). A zone on the hpa policy follows upstream HPA's
+// algorithm (desiredReplicas from its query, the stabilization window), not
+// the step policy's cooldowns and low rounds: its facts timed by those
+// (scaling up, no early scale-down, back to min, a count set by hand) are
+// not applicable, with hpaZoneTiming; the hpa facts judge its decisions
+// round by round.
+func ZoneContracts(policy string, s target.ConsoleSettings) target.Contracts {
+	c := target.ConsoleContracts(s)
+	if policy == PolicyHPA {
+		for _, f := range []target.Fact{target.FactScalesUp, target.FactNoEarlyScaleDown, target.FactBackToMin, target.FactCountSet} {
+			c[f] = target.Contract{NotApplicable: hpaZoneTiming}
+		}
+	}
+	return c
+}
+
+// hpaZoneTiming is why a zone on the hpa policy is not judged on the step
+// policy's timing.
+const hpaZoneTiming = "a zone on the hpa policy follows upstream HPA's algorithm, not the step policy's cooldowns and low rounds: its decisions are judged round by round by the hpa facts"

@@ -11,7 +11,7 @@ package scenarios
 // silently passed.
 //
 //	viewer-refused      viewer refused, a count set by hand (kept or put back), the trail names the actor
-//	target-sustained    a steady load: scales up within the bound, count within min and max, every change in the trail
+//	sustained           load until the count reaches 3: scales up within the bound, count within min and max, every change in the trail
 //	max-lowered         at 3 under load an admin lowers max to 1: applies within the bound; admin allowed and puts it back
 //	target-spike        the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
 //	outage              a frozen worker at count 2 never scales in (where the platform can freeze one)
@@ -161,7 +161,7 @@ func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (targ
 // TargetScenarios returns the target scenarios in run order:
 // viewer-refused first (it changes nothing under load), the spike last.
 func TargetScenarios() []Scenario {
-	return []Scenario{ViewerRefused(), TargetSustained(), MaxLowered(), TargetSpike(), Outage()}
+	return []Scenario{ViewerRefused(), Sustained(), MaxLowered(), TargetSpike(), Outage()}
 }
 
 // SelectTargets returns the target scenarios named (all when names is
@@ -196,10 +196,22 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 
 // contract is the target's contract for f (a missing one is not
 // applicable: Contracts.Check has refused such a target before the run).
-// On the console's own zone every fact applies, with no contract text: its
-// scenarios judge the console's rules as they state them.
+// On the console's own zone it is ZoneContracts' under the zone's policy
+// (every fact applies, with bound 0, before Run has read the settings, and
+// for a fact the console declares nothing of); Check leaves its text off
+// the console's own facts, which its scenarios name by the console's rules.
 func (s *Scope) contract(f target.Fact) target.Contract {
 	if s.env.Target == nil {
+		if s.env.zone == nil {
+			return target.Contract{Applies: true}
+		}
+		policy := s.env.Policy
+		if s.policy.Policy != "" {
+			policy = s.policy.Policy
+		}
+		if c, ok := ZoneContracts(policy, *s.env.zone)[f]; ok {
+			return c
+		}
 		return target.Contract{Applies: true}
 	}
 	c, ok := s.contracts[f]
@@ -225,6 +237,9 @@ func (s *Scope) applies(f target.Fact) bool {
 // check records fact f, judged on the target's contract, and returns ok.
 func (s *Scope) check(f target.Fact, ok bool, format string, args ...any) bool {
 	c := s.contract(f)
+	if s.env.Target == nil {
+		c.Text = "" // the console's own facts carry no contract text (contract)
+	}
 	rf := reports.Fact{Name: string(f), Passed: ok, Detail: fmt.Sprintf(format, args...), Contract: c.Text}
 	s.mu.Lock()
 	s.facts = append(s.facts, rf)

@@ -10,15 +10,16 @@ import (
 // The target facts that are judged over a scenario's readings, as pure
 // functions: readings (good ones, oldest first), the target's trail and the
 // contract's bound in, the failures out (one line each; none: the fact
-// holds). Times in the lines are seconds from `from`.
+// holds). Times in the lines are since's: seconds from the scenario's start
+// (World.Since).
 
 // outOfBounds lists the readings whose count is outside the bounds that
 // reading shows (FactWithinBounds: min <= count <= max at every reading).
-func outOfBounds(samples []target.Sample, from time.Time) []string {
+func outOfBounds(samples []target.Sample, since func(time.Time) float64) []string {
 	var bad []string
 	for _, x := range samples {
 		if x.Count < x.Min || x.Count > x.Max {
-			bad = append(bad, fmt.Sprintf("t=%.1fs count %d outside [%d, %d]", x.At.Sub(from).Seconds(), x.Count, x.Min, x.Max))
+			bad = append(bad, fmt.Sprintf("t=%.1fs count %d outside [%d, %d]", since(x.At), x.Count, x.Min, x.Max))
 		}
 	}
 	return bad
@@ -45,7 +46,7 @@ func countChanges(samples []target.Sample) []countChange {
 // count within bound of when they happened (between the reading before and
 // the reading that saw it), FactTrail. An entry whose From the trail does
 // not know (-1, an HPA Event's "New size: N") matches on To alone.
-func missingFromTrail(changes []countChange, trail []target.Change, bound time.Duration, from time.Time) []string {
+func missingFromTrail(changes []countChange, trail []target.Change, bound time.Duration, since func(time.Time) float64) []string {
 	var bad []string
 	for _, c := range changes {
 		found := false
@@ -56,7 +57,7 @@ func missingFromTrail(changes []countChange, trail []target.Change, bound time.D
 			}
 		}
 		if !found {
-			bad = append(bad, fmt.Sprintf("%d->%d seen at t=%.1fs", c.From, c.To, c.Seen.Sub(from).Seconds()))
+			bad = append(bad, fmt.Sprintf("%d->%d seen at t=%.1fs", c.From, c.To, since(c.Seen)))
 		}
 	}
 	return bad

@@ -132,7 +132,7 @@ func TargetSpike() Scenario {
 					from2, b, iv)
 			}
 			if s.applies(target.FactWithinBounds) {
-				bad := outOfBounds(samples, s.Start)
+				bad := outOfBounds(samples, s.Since)
 				s.check(target.FactWithinBounds, len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",
 					len(samples), len(bad), listFirst(bad, 5))
 			}

@@ -33,10 +33,10 @@ func TestTargetScenarios(t *testing.T) {
 		{name: "roles count kept on an HPA", broken: brokenCountKept, scenario: ViewerRefused(), fails: target.FactCountSet},
 		{name: "roles count put back on the console's contract", hpaOnConsole: true, scenario: ViewerRefused(), fails: target.FactCountSet},
 		{name: "roles no actor", broken: brokenNoActor, scenario: ViewerRefused(), fails: target.FactTrailActor},
-		{name: "sustained", scenario: TargetSustained()},
-		{name: "sustained never up", broken: brokenFrozen, scenario: TargetSustained(), fails: target.FactScalesUp},
-		{name: "sustained over max", broken: brokenOvershoot, scenario: TargetSustained(), fails: target.FactWithinBounds},
-		{name: "sustained no trail", broken: brokenNoTrail, scenario: TargetSustained(), fails: target.FactTrail},
+		{name: "sustained", scenario: Sustained()},
+		{name: "sustained never up", broken: brokenFrozen, scenario: Sustained(), fails: target.FactScalesUp},
+		{name: "sustained over max", broken: brokenOvershoot, scenario: Sustained(), fails: target.FactWithinBounds},
+		{name: "sustained no trail", broken: brokenNoTrail, scenario: Sustained(), fails: target.FactTrail},
 		{name: "max lowered", scenario: MaxLowered()},
 		{name: "max lowered console", console: true, scenario: MaxLowered()},
 		{name: "max lowered ignored", broken: brokenIgnoreMax, scenario: MaxLowered(), fails: target.FactLoweredMax},
@@ -210,12 +210,12 @@ func TestTargetRunNotApplicable(t *testing.T) {
 	for _, v := range vs {
 		byName[v.Scenario] = v
 	}
-	for _, n := range []string{"viewer-refused", "target-sustained", "max-lowered", "target-spike"} {
+	for _, n := range []string{"viewer-refused", "sustained", "max-lowered", "target-spike"} {
 		if v := byName[n]; !v.Passed {
 			t.Errorf("%s: %+v", n, v)
 		}
 	}
-	sus := byName["target-sustained"]
+	sus := byName["sustained"]
 	var na *reports.Fact
 	for i, f := range sus.Facts {
 		if f.Name == string(target.FactTrail) {
@@ -282,8 +282,8 @@ func TestTargetProfiles(t *testing.T) {
 	if _, err := TargetProfileByName("selftest"); err == nil {
 		t.Error("selftest is no target profile")
 	}
-	if _, err := SelectTargets([]string{"sustained"}); err == nil || !strings.Contains(err.Error(), "target-sustained") {
-		t.Errorf("SelectTargets(sustained): %v", err)
+	if _, err := SelectTargets([]string{"burst"}); err == nil || !strings.Contains(err.Error(), "target-spike") {
+		t.Errorf("SelectTargets(burst): %v", err)
 	}
 }
 

@@ -54,6 +54,9 @@ type World interface {
 	Check(name string, ok bool, format string, args ...any) bool
 	// Since is seconds from the scenario's start to t (0.1 s resolution).
 	Since(t time.Time) float64
+	// Now is the world's time now (the run's clock; the model's virtual
+	// time), comparable with its samples' At.
+	Now() time.Time
 	// Times is the scenario's verdict so far: the steps set its
 	// time-to-scale fields (UpToMaxS, ReadyMaxS, BackTo1S, seconds from
 	// the scenario's start; -1 when not reached).
@@ -176,6 +179,9 @@ func (s *Scope) Canary() bool { return s.env.Endpoints.Canary }
 // CanariesInReady is 0: the console's zone ready count leaves the canary
 // out (World).
 func (s *Scope) CanariesInReady() int { return 0 }
+
+// Now is the run's clock's time (World).
+func (s *Scope) Now() time.Time { return s.now() }
 
 // Contract is contract (World).
 func (s *Scope) Contract(f target.Fact) target.Contract { return s.contract(f) }

@@ -55,6 +55,7 @@ func (w world) Check(name string, ok bool, format string, args ...any) bool {
 	return w.s.check(name, ok, format, args...)
 }
 func (w world) Since(t time.Time) float64 { return w.s.sinceAt(t) }
+func (w world) Now() time.Time            { return w.s.sim.l.Now() }
 func (w world) Times() *reports.Verdict   { return &w.s.verdict }
 func (w world) Canary() bool              { return w.s.sim.cfg.Model.Canary > 0 }
 func (w world) CanariesInReady() int      { return w.s.sim.cfg.Model.Canary } // discovery lists the canaries as workers (Model.Canary)
@@ -62,11 +63,20 @@ func (w world) CanariesInReady() int      { return w.s.sim.cfg.Model.Canary } //
 // noKeys is why a role's fact is not judged on the model.
 const noKeys = "the model has no API keys: a role's refusal is judged on a platform"
 
-// Contract is the model's: every fact applies, with bound 0, as on the
-// console, but a viewer's refusal (noKeys).
+// Contract is the model's: the console's zone's (scenarios.ZoneContracts
+// under the model's policy and step settings: its StepConfig's cooldowns
+// and low rounds, the profile's scheduler interval and max), but a
+// viewer's refusal (noKeys); a fact the console declares nothing of
+// applies with bound 0, as on the console.
 func (w world) Contract(f target.Fact) target.Contract {
 	if f == target.FactViewerRefused {
 		return target.Contract{NotApplicable: noKeys}
+	}
+	cfg := w.s.sim.cfg
+	zone := target.ConsoleSettings{UpCooldown: cfg.Step.UpCooldown, DownCooldown: cfg.Step.DownCooldown,
+		Interval: cfg.Profile.SchedulerInterval, LowRounds: cfg.Step.LowRounds, Max: cfg.Profile.Max}
+	if c, ok := scenarios.ZoneContracts(cfg.Policy, zone)[f]; ok {
+		return c
 	}
 	return target.Contract{Applies: true}
 }

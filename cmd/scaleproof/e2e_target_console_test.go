@@ -25,9 +25,9 @@ import (
 // keda, run on the reference console (local platform, quick profile): every
 // verdict passes, every target fact is judged (none n/a) on the console's
 // own contract text, and "the trail names the actor" applies on the console
-// while it is n/a for an HPA. A subset (target-sustained, viewer-refused,
-// about 50 s): all five take about 4 minutes on 2 cores. viewer-refused
-// runs on the target zone because a target-only name comes with it.
+// while it is n/a for an HPA. A subset (sustained, viewer-refused, about
+// 50 s): all five take about 4 minutes on 2 cores. Both run on the target
+// zone because --target console is given.
 func TestTargetScenariosOnConsole(t *testing.T) {
 	if testing.Short() || builtHarness == "" {
 		t.Skip("end-to-end run skipped in -short mode")
@@ -37,12 +37,12 @@ func TestTargetScenariosOnConsole(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, builtHarness, "run", "--platform", "local", "--profile", "quick", "--target", "console",
-		"--scenarios", "target-sustained,viewer-refused", "--ref-bin", builtRef, "--artifacts", art,
+		"--scenarios", "sustained,viewer-refused", "--ref-bin", builtRef, "--artifacts", art,
 		"--screenshots=false", "--json", "--quiet")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	t.Logf("scaleproof run --target console --scenarios target-sustained,viewer-refused: %s", time.Since(start).Round(time.Second))
+	t.Logf("scaleproof run --target console --scenarios sustained,viewer-refused: %s", time.Since(start).Round(time.Second))
 	var out struct {
 		Verdicts []reports.Verdict `json:"verdicts"`
 	}
@@ -75,7 +75,7 @@ func TestTargetScenariosOnConsole(t *testing.T) {
 		}
 	}
 	if len(out.Verdicts) != 2 || len(seen) != 6 || !seen[target.FactTrailActor] {
-		t.Errorf("%d verdicts, facts judged %v; want 2 verdicts and the six facts of target-sustained and viewer-refused", len(out.Verdicts), seen)
+		t.Errorf("%d verdicts, facts judged %v; want 2 verdicts and the six facts of sustained and viewer-refused", len(out.Verdicts), seen)
 	}
 
 	// The same fact on an HPA: not its promise (Events name the controller).

@@ -107,27 +107,27 @@ it makes), on --platform kind (deployed for the run; --workload worker or
 queue: the query scheduler and its pulling queriers) or --platform kubeconfig
 (deployed, or adopted as it is with --namespace, --deployment and --hpa or
 --scaled-object). They run the target scenarios instead of the five. The
-console runs them too, on any platform, when --scenarios names a target-* one
-(or --scenarios targets for all five): on a zone the run makes (max 3), its load
-through the edge, judged on the console's own contracts, so the same facts are
-shown on all three targets. Target and console scenarios run in separate runs.
+console runs them too, on any platform, with --target console given (or when
+--scenarios names a target-* one, or --scenarios targets for all five): on a
+zone the run makes (max 3), its load through the edge, judged on the console's
+own contracts, so the same facts are shown on all three targets. Target and
+console scenarios run in separate runs; without --target, a name both have is
+the console's own scenario.
   viewer-refused      a viewer is refused (403, nothing changes); a count set by
                       hand is kept or put back, as the target's contract says;
-                      the trail names the actor; alone with --target console
-                      it is the console's own viewer-refused
-  target-sustained    a steady load: scales up within the bound, the count
-                      within min and max, every change in the trail
+                      the trail names the actor
+  sustained           load until the count reaches 3: scales up within the
+                      bound, the count within min and max, every change in
+                      the trail (the console's own also waits back to 1)
   max-lowered         at 3 under load an admin lowers max to 1: applies
                       within the bound and holds; the admin may change the
-                      bounds and puts them back; alone with --target console
-                      it is the console's own max-lowered
+                      bounds and puts them back
   target-spike        the k6 stages of Grafana's post: up, within bounds, no
                       scale-down inside the stabilization window, back to min;
                       a timeline of in-flight, count, ready, desiredReplicas
   outage              at count 2 set by hand, a frozen worker never scales in,
                       and the count steps down once it answers (where the
-                      platform can freeze one; else skipped); alone with
-                      --target console it is the console's own outage
+                      platform can freeze one; else skipped)
 Each target declares a contract per fact: the promise in its own terms and
 its bound ("a lowered max applies within one HPA sync period" for hpa, "in the
 request" for the console). Verdicts show the contract beside each fact; a fact
@@ -194,7 +194,10 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
   scaleproof run --platform gke --project my-project --location us-central1 --ttl 3h --profile published
   scaleproof run --platform gke --project my-project --location us-central1-a --cluster existing --ttl 2h`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runRun(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.tgt.explicit = cmd.Flags().Changed("target")
+			return runRun(cmd, o)
+		},
 	}
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches), external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
@@ -480,7 +483,7 @@ func planRun(o *runOpts) (_ runPlan, err error) {
 		tkind = target.Kind(o.targetSpec.Kind)
 	}
 	o.scenarios = cleanScenarioNames(o.scenarios)
-	onTarget, tnames, err := targetScenarioNames(tkind, o.scenarios)
+	onTarget, tnames, err := targetScenarioNames(tkind, o.tgt.explicit, o.scenarios)
 	if err != nil {
 		return runPlan{}, withCode(exitUsage, err)
 	}

@@ -22,10 +22,14 @@ import (
 type targetOpts struct {
 	target, workload                   string
 	deployment, hpa, scaledObject, url string
+	// explicit: --target was given. --target console given judges the
+	// reference console as a target (the target scenarios on a zone the
+	// run makes); left out, the console runs its own scenarios.
+	explicit bool
 }
 
 func addTargetFlags(f *pflag.FlagSet, o *targetOpts) {
-	f.StringVar(&o.target, "target", string(target.Console), "the autoscaler judged: console (the reference console: the five scenarios, or the target scenarios with --scenarios targets), hpa (the cluster's HorizontalPodAutoscaler on a Deployment) or keda (a KEDA ScaledObject and the HPA it makes); hpa and keda run the target scenarios on --platform kind or kubeconfig")
+	f.StringVar(&o.target, "target", string(target.Console), "the autoscaler judged: console (the reference console: left out, its own scenarios; given, --target console, the target scenarios on a zone the run makes, judged as hpa and keda are), hpa (the cluster's HorizontalPodAutoscaler on a Deployment) or keda (a KEDA ScaledObject and the HPA it makes); hpa and keda run the target scenarios on --platform kind or kubeconfig")
 	f.StringVar(&o.workload, "workload", "worker", "with --target hpa or keda: the scale target deployed, worker (the reference worker Deployment) or queue (a query scheduler and its pulling queriers; the queriers scale)")
 	f.StringVar(&o.deployment, "deployment", "", "kubeconfig with --target: adopt this Deployment (in --namespace) as the scale target, judged as it is; nothing is deployed")
 	f.StringVar(&o.hpa, "hpa", "", "kubeconfig with --target hpa: the HorizontalPodAutoscaler of --deployment to judge (with keda: the HPA KEDA made, default keda-hpa-<scaled object>)")
@@ -133,16 +137,19 @@ func cleanScenarioNames(names []string) []string {
 
 // mergedTargetNames are the target scenarios' old names whose scenario is
 // now one for the console and every target: old → new.
-var mergedTargetNames = map[string]string{"target-outage": "outage", "target-max-lowered": "max-lowered", "target-roles": "viewer-refused"}
+var mergedTargetNames = map[string]string{"target-outage": "outage", "target-max-lowered": "max-lowered", "target-roles": "viewer-refused",
+	"target-sustained": "sustained"}
 
 // targetScenarioNames reads --scenarios for a run on target kind: whether
 // the target scenarios run (always for hpa and keda; for the console when
-// names has a name only a target run has, target-*, or targetsKeyword), and
-// their names with the keyword expanded (nil: all). A name both kinds have
-// (viewer-refused, outage, max-lowered) is the console's own unless a target-only name comes with it.
-// Target and console scenarios in one run are a usage error, as are the
-// console's own scenarios with hpa or keda.
-func targetScenarioNames(kind target.Kind, names []string) (bool, []string, error) {
+// --target console was given (explicit), or names has a name only a target
+// run has, target-*, or targetsKeyword), and their names with the keyword
+// expanded (nil: all). Without --target, a name both kinds have
+// (viewer-refused, sustained, max-lowered, outage) is the console's own
+// unless a target-only name comes with it. Target and console scenarios in
+// one run are a usage error, as are the console's own scenarios with a
+// target.
+func targetScenarioNames(kind target.Kind, explicit bool, names []string) (bool, []string, error) {
 	var tnames, cnames []string
 	targetOnly := false
 	names = cleanScenarioNames(names) // the targets keyword expanded
@@ -163,10 +170,14 @@ func targetScenarioNames(kind target.Kind, names []string) (bool, []string, erro
 		}
 	}
 	switch {
-	case kind != target.Console && len(cnames) > 0:
-		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (viewer-refused, target-sustained, max-lowered, target-spike, outage, or %s for all); %s are the reference console's own",
-			strings.Join(cnames, ","), kind, targetsKeyword, strings.Join(cnames, ", "))
-	case kind == target.Console && !targetOnly:
+	case (kind != target.Console || explicit) && len(cnames) > 0:
+		var all []string
+		for _, s := range scenarios.TargetScenarios() {
+			all = append(all, s.Name)
+		}
+		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (%s, or %s for all); %s are the reference console's own (run them without --target)",
+			strings.Join(cnames, ","), kind, strings.Join(all, ", "), targetsKeyword, strings.Join(cnames, ", "))
+	case kind == target.Console && !targetOnly && !explicit:
 		return false, nil, nil
 	case len(cnames) > 0:
 		return false, nil, fmt.Errorf("--scenarios %s: the target scenarios (%s) and the console's own scenarios (%s) run in separate runs",

@@ -103,12 +103,13 @@ func TestRunTargetUsage(t *testing.T) {
 
 // TestTargetScenarioNames: --scenarios on each target: hpa and keda always
 // run the target scenarios and refuse the console's; the console runs them
-// when a target-only name (target-*) or "targets" is named (viewer-refused,
+// when --target console is given, or a target-only name (target-*) or
+// "targets" is named (without --target, viewer-refused, sustained,
 // max-lowered and outage alone are its own), and never both kinds at once.
 // TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
 // targets keyword expanded, and each scenario runs once.
 func TestCleanScenarioNames(t *testing.T) {
-	all := "viewer-refused,target-sustained,max-lowered,target-spike,outage"
+	all := "viewer-refused,sustained,max-lowered,target-spike,outage"
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"sustained", "sustained"},
@@ -129,17 +130,24 @@ func TestCleanScenarioNames(t *testing.T) {
 }
 
 func TestTargetScenarioNames(t *testing.T) {
-	all := []string{"viewer-refused", "target-sustained", "max-lowered", "target-spike", "outage"}
+	all := []string{"viewer-refused", "sustained", "max-lowered", "target-spike", "outage"}
 	for _, tc := range []struct {
-		name  string
-		kind  target.Kind
-		in    []string
-		on    bool
-		names []string
-		want  string // "" ok; else part of the error
+		name     string
+		kind     target.Kind
+		explicit bool // --target given
+		in       []string
+		on       bool
+		names    []string
+		want     string // "" ok; else part of the error
 	}{
 		{name: "console default", kind: target.Console},
 		{name: "console's own", kind: target.Console, in: []string{"sustained", "contract"}},
+		{name: "--target console: every target scenario", kind: target.Console, explicit: true, on: true},
+		{name: "--target console: shared names on the target zone", kind: target.Console, explicit: true,
+			in: []string{"sustained", "viewer-refused"}, on: true, names: []string{"sustained", "viewer-refused"}},
+		{name: "--target console: a console-only name", kind: target.Console, explicit: true, in: []string{"sustained", "burst"},
+			want: "burst are the reference console's own (run them without --target)"},
+		{name: "the old sustained name", kind: target.Console, in: []string{"target-sustained"}, want: "now sustained"},
 		{name: "console targets", kind: target.Console, in: []string{"targets"}, on: true, names: all},
 		{name: "console two by name", kind: target.Console, in: []string{"max-lowered", "target-spike"}, on: true,
 			names: []string{"max-lowered", "target-spike"}},
@@ -158,7 +166,7 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},
 		{name: "keda mixed", kind: target.KEDA, in: []string{"target-spike", "max-1"}, want: "max-1 are the reference console's own"},
 	} {
-		on, names, err := targetScenarioNames(tc.kind, tc.in)
+		on, names, err := targetScenarioNames(tc.kind, tc.explicit, tc.in)
 		switch {
 		case tc.want != "":
 			if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -91,7 +91,7 @@ func NewConsole(c *consoleclient.Client, keys platform.Keys, group, zone string)
 // NewConsoleWith is NewConsole with the console's own settings (read with
 // ConsoleSettingsFrom) for the contracts' bounds, and options.
 func NewConsoleWith(c *consoleclient.Client, keys platform.Keys, group, zone string, s ConsoleSettings, opts ...ConsoleOption) Target {
-	t := &consoleTarget{c: c, keys: keys, readKey: keys.GroupAdmin.Key, group: group, zone: zone, now: time.Now, contracts: consoleContracts(s.filled())}
+	t := &consoleTarget{c: c, keys: keys, readKey: keys.GroupAdmin.Key, group: group, zone: zone, now: time.Now, contracts: ConsoleContracts(s)}
 	for _, o := range opts {
 		o(t)
 	}
@@ -249,6 +249,13 @@ func AuditChanges(es []consoleclient.AuditEntry) []Change {
 // fleet or the Kubernetes scale subresource), and a reading is timed when
 // its GET is sent, so either can lead the other by one API call.
 const auditSlack = time.Second
+
+// ConsoleContracts are the reference console's contracts under its step
+// policy's settings s (a zero field takes the console's default: cooldowns
+// 30 s up and 120 s down, an interval of 60 s, 3 low rounds): what the
+// console as a target declares, and what the console's own zones, on a
+// platform or the simulator's model, are judged on (scenarios.ZoneContracts).
+func ConsoleContracts(s ConsoleSettings) Contracts { return consoleContracts(s.filled()) }
 
 func consoleContracts(s ConsoleSettings) Contracts {
 	up, down, iv := Secs(s.UpCooldown), Secs(s.DownCooldown), Secs(s.Interval)
