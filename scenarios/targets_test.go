@@ -357,3 +357,37 @@ func TestScaleUpFrom(t *testing.T) {
 		}
 	}
 }
+
+// TestSustainedOnTargetShapes: sustained on targets unlike the kind
+// profile's: a min at the count the load must reach (at 3 at rest, it must
+// still rise above min under the load), and a scale-up bound longer than the
+// profile's wait (a 100 s sync: the waits last the bound), both pass; a max
+// below 3 is an error before any load.
+func TestSustainedOnTargetShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		shape  func(*fakeHPA)
+		errHas string
+	}{
+		{"min 3", func(h *fakeHPA) { h.min, h.count, h.desired = 3, 3, 3 }, ""},
+		{"a 100 s sync", func(h *fakeHPA) { h.sync = 100 * time.Second }, ""},
+		{"max 2", func(h *fakeHPA) { h.max = 2 }, "the target's max 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newFakeHPA(newFakeClock(), "", false)
+			tc.shape(h)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			v := fakeEnv(h).RunOne(ctx, Sustained())
+			if tc.errHas != "" {
+				if !strings.Contains(v.Error, tc.errHas) || v.Passed {
+					t.Errorf("error %q, passed %v; want an error with %q", v.Error, v.Passed, tc.errHas)
+				}
+				return
+			}
+			if v.Error != "" || !v.Passed || len(v.Facts) == 0 {
+				t.Errorf("error %q, passed %v: %+v", v.Error, v.Passed, v.Facts)
+			}
+		})
+	}
+}

@@ -73,12 +73,13 @@ func TestRunTargetUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--target", "hpa"}, // local
 		{"--platform", "kind", "--target", "hpa", "--profile", "selftest"},
-		{"--platform", "kind", "--target", "hpa", "--scenarios", "sustained"},
+		{"--platform", "kind", "--target", "hpa", "--scenarios", "burst"},
+		{"--target", "console", "--scenarios", "sustained,burst"}, // --target console: the target scenarios only
 		{"--platform", "kind", "--target", "hpa", "--canary"},
 		{"--platform", "kind", "--target", "keda", "--policy", "hpa"},
 		{"--platform", "kubeconfig", "--target", "hpa", "--deployment", "d"},
 		{"--workload", "queue"},
-		{"--scenarios", "target-spike,sustained"},             // the console: target and console scenarios mixed
+		{"--scenarios", "target-spike,burst"},                 // the console: target and console scenarios mixed
 		{"--scenarios", "targets", "--profile", "selftest"},   // no selftest target profile
 		{"--scenarios", "targets", "--canary"},                // the console's own scenarios only
 		{"--scenarios", "target-spike", "--policy", "hpa"},    // judged on the step policy's contracts
@@ -163,7 +164,8 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "the old roles name", kind: target.KEDA, in: []string{"target-roles"}, want: "now viewer-refused"},
 		{name: "hpa default", kind: target.HPA, on: true},
 		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
-		{name: "hpa console scenario", kind: target.HPA, in: []string{"sustained"}, want: "--target hpa runs the target scenarios"},
+		{name: "hpa sustained", kind: target.HPA, in: []string{"sustained"}, on: true, names: []string{"sustained"}},
+		{name: "hpa console scenario", kind: target.HPA, in: []string{"burst"}, want: "--target hpa runs the target scenarios"},
 		{name: "keda mixed", kind: target.KEDA, in: []string{"target-spike", "max-1"}, want: "max-1 are the reference console's own"},
 	} {
 		on, names, err := targetScenarioNames(tc.kind, tc.explicit, tc.in)
