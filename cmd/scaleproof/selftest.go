@@ -257,21 +257,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 				r.upErr = ctx.Err()
 				return
 			}
-			runDir := filepath.Join(dir, r.name)
-			runSuite(ctx, r, bin, runDir, o.group, prof, log.With("run", r.name))
-			if r.platUp && ctx.Err() == nil {
-				// No scenario ran, so the run answered nothing about its
-				// faults: a platform that did not come up (a process slow
-				// to answer /readyz on a loaded machine) is tried once more.
-				say("  %-22s platform did not come up (%v); running it again", r.name, r.upErr)
-				log.Warn("platform did not come up; running again once", "run", r.name, "err", r.upErr)
-				first := r.upErr.Error()
-				if err := os.Rename(runDir, runDir+"-try1"); err != nil {
-					log.Warn("keep the first try's artifacts", "err", err)
-				}
-				*r = suiteRun{name: r.name, faults: r.faults, policy: r.policy, canary: r.canary, scenarios: r.scenarios, retried: first}
-				runSuite(ctx, r, bin, runDir, o.group, prof, log.With("run", r.name))
-			}
+			runSuiteOnceMore(ctx, r, bin, filepath.Join(dir, r.name), o.group, prof, log.With("run", r.name), say)
 			row := judgeFault(r)
 			switch {
 			case r.faults == nil: // baseline, baseline-hpa
@@ -403,6 +389,25 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 	if err := run.Close(w, reports.SummaryRow("local", r.verdicts), code, reason); err != nil {
 		log.Warn("results close", "err", err)
 	}
+}
+
+// runSuiteOnceMore is runSuite, made once more when the platform did not
+// come up: no scenario ran, so the run answered nothing about its faults (a
+// process slow to answer /readyz on a loaded machine). The first try's
+// artifacts move to dir-try1 and its error to r.retried.
+func runSuiteOnceMore(ctx context.Context, r *suiteRun, bin, dir, group string, prof scenarios.Profile, log *slog.Logger, say func(string, ...any)) {
+	runSuite(ctx, r, bin, dir, group, prof, log)
+	if !r.platUp || ctx.Err() != nil {
+		return
+	}
+	say("  %-22s platform did not come up (%v); running it again", r.name, r.upErr)
+	log.Warn("platform did not come up; running again once", "err", r.upErr)
+	first := r.upErr.Error()
+	if err := os.Rename(dir, dir+"-try1"); err != nil {
+		log.Warn("keep the first try's artifacts", "err", err)
+	}
+	*r = suiteRun{name: r.name, faults: r.faults, policy: r.policy, canary: r.canary, scenarios: r.scenarios, retried: first}
+	runSuite(ctx, r, bin, dir, group, prof, log)
 }
 
 // judgeFault finds the first failing fact of a fault's run, in scenario
