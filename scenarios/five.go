@@ -522,7 +522,11 @@ func sustainedFlow(ctx context.Context, w World) error {
 		}
 	}
 	// judged after the hold: a target whose min is the profile's max
-	// already is "at 3" at rest and rises above min under the load
+	// already is "at 3" at rest and rises above min under the load; from
+	// the load's own start (a sharded load's pods begin a lead later)
+	if st := l.Start(); st.After(from) {
+		from = st
+	}
 	judgeScalesUp(w, from)
 	if !reached && w.ConsoleAPI() {
 		return nil

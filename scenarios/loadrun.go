@@ -110,6 +110,15 @@ func (l *loadRun) Stop() {
 	})
 }
 
+// Start is when the load's first VU started (WorldLoad): a sharded load's
+// agreed start, else the engine's.
+func (l *loadRun) Start() time.Time {
+	if l.shards != nil {
+		return l.shards.start
+	}
+	return l.metrics().Start()
+}
+
 // window is the load as the contract facts see it (contract.go).
 func (l *loadRun) window() LoadWindow {
 	m := l.metrics()

@@ -74,6 +74,7 @@ func (l *fakeLoad) Stop() {
 	l.mu.Unlock()
 }
 func (l *fakeLoad) Wait()                                      {}
+func (l *fakeLoad) Start() time.Time                           { return l.start }
 func (l *fakeLoad) Calls() reports.Calls                       { return reports.Calls{OK: 1} }
 func (l *fakeLoad) Seconds(string, time.Time) []reports.Second { return nil }
 func (l *fakeLoad) P95ms() float64                             { return 0 }

@@ -134,6 +134,11 @@ type WorldLoad interface {
 	Wait()
 	// Err is the load engine's error (nil in the simulator).
 	Err() error
+	// Start is when the load's first VU started: a sharded load's agreed
+	// start (its pods begin together, a lead after the call), the
+	// engine's start in this process, the model's virtual time; zero
+	// before it has.
+	Start() time.Time
 	// Calls counts the answers by class.
 	Calls() reports.Calls
 }
