@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
 // contractSettings reads the settings the contract facts depend on from the
@@ -41,6 +42,15 @@ func (e *Env) contractSettings(ctx context.Context) ContractSettings {
 		cs.Source += "; interval from GET /api/v1/config/autorebalance"
 	}
 	return cs
+}
+
+// zoneSettings are the step policy's settings the console's zones are
+// judged on (ZoneContracts): the run's contract settings and the profile's
+// max; ok is false until Run has read them (Interval 0).
+func (e *Env) zoneSettings() (s target.ConsoleSettings, ok bool) {
+	cs := e.contract
+	return target.ConsoleSettings{UpCooldown: cs.UpCooldown, DownCooldown: cs.DownCooldown, Interval: cs.Interval,
+		LowRounds: cs.LowRounds, Max: e.Profile.Max}, cs.Interval != 0
 }
 
 func secondsDur(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

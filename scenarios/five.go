@@ -501,8 +501,14 @@ func sustainedFlow(ctx context.Context, w World) error {
 	}
 	up, d := p.UpTimeout, p.UpTimeout+p.SustainHold
 	if !w.ConsoleAPI() {
-		if err := sustainedOnTarget(w); err != nil || !anyPromised(w, sustainedFacts...) {
-			return err
+		if !anyPromised(w, sustainedFacts...) { // nothing to judge: each n/a with the target's reason, the verdict skipped
+			for _, f := range sustainedFacts {
+				w.Applies(f)
+			}
+			return nil
+		}
+		if x := lastGood(w.Samples()); x.Max < p.Max {
+			return fmt.Errorf("the target's max %d: sustained's load must reach a count of %d", x.Max, p.Max)
 		}
 		// a target's scale-up bound may be longer than the profile's wait
 		// (a long scale-up stabilization window); its load lasts both
@@ -547,23 +553,6 @@ func sustainedFlow(ctx context.Context, w World) error {
 // sustainedFacts are the contract facts sustained judges.
 var sustainedFacts = []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactTrail}
 
-// sustainedOnTarget refuses a target whose max is below the count the
-// load must reach (the profile's Max, 3), once any of sustained's facts is
-// promised; when none is, each is recorded not applicable with the
-// target's reason and the verdict is skipped.
-func sustainedOnTarget(w World) error {
-	if !anyPromised(w, sustainedFacts...) {
-		for _, f := range sustainedFacts {
-			w.Applies(f)
-		}
-		return nil
-	}
-	if x := lastGood(w.Samples()); x.Max < w.Profile().Max {
-		return fmt.Errorf("the target's max %d: sustained's load must reach a count of %d", x.Max, w.Profile().Max)
-	}
-	return nil
-}
-
 // anyPromised reports whether the world promises any of fs (recording
 // nothing).
 func anyPromised(w World, fs ...target.Fact) bool {
@@ -581,12 +570,7 @@ func judgeScalesUp(w World, from time.Time) {
 		return
 	}
 	b, iv := w.Contract(target.FactScalesUp).Bound, w.Profile().SampleInterval
-	var good []target.Sample
-	for _, x := range w.Samples() {
-		if x.Err == "" && !x.At.Before(from) {
-			good = append(good, x)
-		}
-	}
+	good := goodSince(w.Samples(), from)
 	i := slices.IndexFunc(good, func(x target.Sample) bool { return x.Count > x.Min })
 	if i < 0 {
 		w.Check(string(target.FactScalesUp), false, "the count never rose above min: %d readings since the load started (bound %s, sampled every %s)", len(good), b, iv)
@@ -606,12 +590,7 @@ func judgeScalesUp(w World, from time.Time) {
 // count they saw has a trail entry to the same count within the contract's
 // Bound (FactTrail; the trail read now).
 func judgeBoundsAndTrail(ctx context.Context, w World) error {
-	var samples []target.Sample
-	for _, x := range w.Samples() {
-		if x.Err == "" {
-			samples = append(samples, x)
-		}
-	}
+	samples := goodSince(w.Samples(), time.Time{})
 	if w.Applies(target.FactWithinBounds) {
 		bad := outOfBounds(samples, w.Since)
 		w.Check(string(target.FactWithinBounds), len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",

@@ -81,10 +81,6 @@ type Env struct {
 
 	readyz   *observe.Readyz
 	contract ContractSettings // read once per run (contractrun.go)
-	// zone is the step policy's settings the console's zones are judged
-	// on (ZoneContracts), from contract; nil until Run has read them
-	// (every fact then applies with bound 0).
-	zone *target.ConsoleSettings
 }
 
 func (e *Env) clock() Clock { return clockOrSystem(e.Clock) }
@@ -267,8 +263,6 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 		return out
 	}
 	e.contract = e.contractSettings(ctx)
-	e.zone = &target.ConsoleSettings{UpCooldown: e.contract.UpCooldown, DownCooldown: e.contract.DownCooldown,
-		Interval: e.contract.Interval, LowRounds: e.contract.LowRounds, Max: e.Profile.Max}
 	e.Log.Info("contract settings", "up_cooldown", e.contract.UpCooldown.String(), "down_cooldown", e.contract.DownCooldown.String(),
 		"interval", e.contract.Interval.String(), "low_rounds", e.contract.LowRounds, "source", e.contract.Source)
 	for _, sc := range list {

@@ -21,6 +21,7 @@ package scenarios
 // a "timeline" record, so a test drives a whole scenario on a fake clock.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -202,14 +203,11 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 // the console's own facts, which its scenarios name by the console's rules.
 func (s *Scope) contract(f target.Fact) target.Contract {
 	if s.env.Target == nil {
-		if s.env.zone == nil {
+		zs, read := s.env.zoneSettings()
+		if !read {
 			return target.Contract{Applies: true}
 		}
-		policy := s.env.Policy
-		if s.policy.Policy != "" {
-			policy = s.policy.Policy
-		}
-		if c, ok := ZoneContracts(policy, *s.env.zone)[f]; ok {
+		if c, ok := ZoneContracts(cmp.Or(s.policy.Policy, s.env.Policy), zs)[f]; ok {
 			return c
 		}
 		return target.Contract{Applies: true}
@@ -378,12 +376,11 @@ func (s *Scope) workersOf() (group, zone string) {
 	return s.env.Endpoints.Group, s.Zone
 }
 
-// good returns the readings that did not fail, from `from` on.
-func (s *Scope) good(from time.Time) []target.Sample {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// goodSince returns the samples that did not fail, from `from` on (all of
+// them for the zero time).
+func goodSince(samples []target.Sample, from time.Time) []target.Sample {
 	var out []target.Sample
-	for _, x := range s.tsamples {
+	for _, x := range samples {
 		if x.Err == "" && !x.At.Before(from) {
 			out = append(out, x)
 		}

@@ -108,7 +108,7 @@ func TargetSpike() Scenario {
 			if backErr != nil && !isTimeout(backErr) {
 				return backErr
 			}
-			samples := s.good(from)
+			samples := goodSince(s.Samples(), from)
 			if s.applies(target.FactScalesUp) {
 				b := s.contract(target.FactScalesUp).Bound
 				rampEnd := from.Add(lp.Stages[0].Duration)

@@ -255,11 +255,8 @@ func (l *Local) RestartConsole(ctx context.Context, hard bool) (string, error) {
 		}
 	}
 	l.mu.Lock()
-	u := "http://" + l.console.addr
+	u, done := "http://"+l.console.addr, l.console.done
 	l.endpoints.ConsoleURL = u
-	l.mu.Unlock()
-	l.mu.Lock()
-	done := l.console.done
 	l.mu.Unlock()
 	return u, serve.WaitOK(ctx, u+"/readyz", upReadyTimeout, done)
 }
