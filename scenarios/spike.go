@@ -42,29 +42,78 @@ func SpikeStages() []load.Stage {
 	}
 }
 
-// spikeProfile is the staged load under p (quick divides every time by 10).
+// spikeProfile is the post's k6 stages (SpikeStages) under p: times
+// scaled by the profile's SpikeScale (a target profile's; the console's
+// profiles scale by timeScale: quick divides every time by 10) and the VU
+// targets by its SpikeVUScale when set (at 1, 5 → 50 VUs over 2 min, 50
+// for 1 min, two spikes to 100 of 30 s up and 30 s down, 50 → 0 over
+// 2 min: 7 min).
 func spikeProfile(p Profile) load.Profile {
-	lp := load.RampingVUs(SpikeStartVUs, SpikeStages()...).Scale(timeScale(p))
+	start, stages := SpikeStartVUs, SpikeStages()
+	if v := p.SpikeVUScale; v > 0 && v != 1 {
+		start = max(1, int(math.Round(float64(start)*v)))
+		for i := range stages {
+			stages[i].Target = int(math.Round(float64(stages[i].Target) * v))
+		}
+	}
+	scale := p.SpikeScale
+	if scale == 0 {
+		scale = timeScale(p)
+	}
+	lp := load.RampingVUs(start, stages...).Scale(scale)
 	lp.GracefulStop, lp.GracefulRampDown, lp.ThinkTime = p.GracefulStop, p.GracefulStop, p.ThinkTime
 	return lp
 }
 
-// Spike: the staged profile of Grafana's post on autoscaling Loki queries with KEDA with its two spikes against a zone with
-// the run's policy (step or hpa). It records the replicas, the signal (the
-// zone's query on the Prometheus of the run) and the threshold every sample
-// ("signal" records), and passes when the replicas follow the signal within
-// one polling interval plus the stabilization window (judgeFollow), the
-// zone comes back to 1 after the load, no call answers 5xx and the
-// console's /readyz stays 200. An hpa zone is judged on the signal the
-// autoscaler saw: the console's query rounds (the value its query read, at
-// the round's own time, from its policy status; "hpa_round" records), not
-// the harness's own later reading of the query, and the hpa facts
-// (hpafacts.go) hold on them.
+// backMargin is what FactBackToMin allows past the contract's bound after
+// the load's end: one metric resolution for the signal to show the end and
+// one sync period for the controller to read it (a target profile's; 0 on
+// the console's).
+func backMargin(p Profile) time.Duration { return p.MetricResolution + p.SyncPeriod }
+
+// backWait is how long after the load's end the count may take to come
+// back to min: the back-to-min contract's Bound when the world promises
+// it (else the profile's stabilization window), plus backMargin.
+func backWait(p Profile, back target.Contract) time.Duration {
+	if back.Applies {
+		return back.Bound + backMargin(p)
+	}
+	return p.Stabilization + backMargin(p)
+}
+
+// Spike: the post's k6 stages (ramp up, hold, two spikes, ramp down;
+// spikeProfile) on any world, from a zone at count 1 with max SpikeMax (the
+// console's own and its model) or a target's count at rest. Every sample
+// is recorded (on a target a timeline point: time, the load's VUs and
+// in-flight, count, ready, desiredReplicas, bounds and metric).
+//
+// The console's own zone and its model record the signal from the load's
+// start (World.WatchSignal: the zone's query on the run's Prometheus, and
+// an hpa zone's query rounds as its console reports them) and judge, once
+// the load has ended: the zone scaled up under the spikes, comes back to 1
+// and stays within 1..SpikeMax, the signal was recorded and the replicas
+// followed it (judgeFollow; an hpa zone on the signal its autoscaler saw,
+// with the hpa facts of hpafacts.go on its rounds). Then, on every world,
+// the contract facts:
+//   - the count is above min within the contract's Bound of the end of the
+//     first ramp (or of the autoscaler's own first reading of its metric
+//     above its target, when later), at a reading no later than Bound plus
+//     one sample interval (FactScalesUp);
+//   - every reading within min and max (FactWithinBounds);
+//   - no step down before the contract's Bound has passed since the latest
+//     drop of the load's VU target at or before it (FactNoEarlyScaleDown,
+//     earlyScaleDowns);
+//   - the count back at min within Bound plus backMargin of the load's end
+//     (FactBackToMin).
 func Spike() Scenario {
 	return Scenario{
 		Name:  "spike",
 		Title: "staged load with two spikes (k6 stages of Grafana's post on autoscaling Loki queries with KEDA): replicas follow the signal",
-		Expected: func(p Profile, _ target.Contracts) time.Duration {
+		Facts: spikeFacts,
+		Expected: func(p Profile, c target.Contracts) time.Duration {
+			if c != nil {
+				return spikeProfile(p).TotalDuration() + backWait(p, c[target.FactBackToMin])
+			}
 			h := HPAFor(p)
 			return spikeProfile(p).TotalDuration() + h.InflightMaxAge + h.Window + h.StabilizationDown + 2*h.PollingInterval
 		},
@@ -73,40 +122,158 @@ func Spike() Scenario {
 	}
 }
 
+// spikeFacts are the contract facts spike judges.
+var spikeFacts = []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactNoEarlyScaleDown, target.FactBackToMin}
+
 // needsPrometheus refuses a run without a Prometheus that scrapes the edge
-// (spike's signal).
+// (spike's signal on the console's own zone; a target is judged on its
+// own readings).
 func needsPrometheus(e *Env) error {
-	if e.Endpoints.PrometheusURL == "" {
+	if e.Target == nil && e.Endpoints.PrometheusURL == "" {
 		return errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
 			"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
 	}
 	return nil
 }
 
-// spikeFlow is spike on any world: the staged load against a zone at
-// SpikeMax, the signal watched from the load's start (World.WatchSignal)
-// and judged once the zone is back at 1.
+// spikeFlow is spike on any world (Spike).
 func spikeFlow(ctx context.Context, w World) error {
 	if err := w.CreateZone(ctx, SpikeMax); err != nil {
 		return err
 	}
-	sig, err := w.WatchSignal(ctx)
-	if err != nil {
-		return err
+	var sig Signal
+	if w.ConsoleAPI() {
+		var err error
+		if sig, err = w.WatchSignal(ctx); err != nil {
+			return err
+		}
+		defer sig.Stop()
 	}
-	defer sig.Stop()
-	lp := spikeProfile(w.Profile())
-	w.Phase(fmt.Sprintf("staged load: %d → 50 → 100 → 50 → 100 → 50 → 0 VUs over %s", SpikeStartVUs, lp.TotalDuration()))
+	p := w.Profile()
+	lp := spikeProfile(p)
+	total := lp.TotalDuration()
+	vus := []string{fmt.Sprint(lp.StartVUs)}
+	for _, st := range lp.Stages {
+		if t := fmt.Sprint(st.Target); t != vus[len(vus)-1] {
+			vus = append(vus, t)
+		}
+	}
+	w.Phase(fmt.Sprintf("staged load: %s VUs over %s", strings.Join(vus, " → "), total))
+	from := w.Now()
 	l := w.LoadProfile(ctx, lp)
+	if !w.ConsoleAPI() { // a target is read only while the scenario waits
+		if err := w.Pause(ctx, total); err != nil {
+			return err
+		}
+	}
 	l.Wait()
 	if err := l.Err(); err != nil {
 		return err
 	}
-	record(w, FactScaledUnderSpikes(w.Samples()))
-	WaitBackTo1(ctx, w)
-	CheckBounds(w, SpikeMax)
-	sig.Judge(ctx)
+	if st := l.Start(); st.After(from) { // a sharded load's pods begin a lead after the call
+		from = st
+	}
+	end := from.Add(total)
+	if w.ConsoleAPI() {
+		record(w, FactScaledUnderSpikes(w.Samples()))
+		WaitBackTo1(ctx, w)
+		CheckBounds(w, SpikeMax)
+		sig.Judge(ctx)
+		return nil
+	}
+	return judgeSpikeContract(ctx, w, lp, from, end)
+}
+
+// judgeSpikeContract waits, at most backWait after end (the load's end),
+// for the count to be back at min, and judges spike's contract facts
+// (Spike) over the good samples since from (the load's start), lp's load.
+func judgeSpikeContract(ctx context.Context, w World, lp load.Profile, from, end time.Time) error {
+	p := w.Profile()
+	iv := p.SampleInterval
+	w.Phase("load ended: waiting for the count to come back to min")
+	back, backErr := backAtMin(ctx, w, end, backWait(p, w.Contract(target.FactBackToMin)))
+	if backErr != nil && !isTimeout(backErr) {
+		return backErr
+	}
+	samples := goodSince(w.Samples(), from)
+	if w.Applies(target.FactScalesUp) {
+		b := w.Contract(target.FactScalesUp).Bound
+		rampEnd := from.Add(lp.Stages[0].Duration)
+		x, ok := firstAbove(samples, from)
+		ref, what := rampEnd, ""
+		if ok {
+			// the bound counts from the end of the first ramp, or from
+			// the autoscaler's own reading of its metric above the
+			// target when that came later (the metric pipeline's delay)
+			if m, wh := scaleUpFrom(samples, from, x); wh != "" && m.After(ref) {
+				ref, what = m, wh
+			}
+		}
+		at := fmt.Sprintf("the first ramp reached %d VUs at t=%.1fs", lp.Stages[0].Target, w.Since(rampEnd))
+		if what != "" {
+			at = fmt.Sprintf("%s at t=%.1fs (the first ramp reached %d VUs at t=%.1fs)", what, w.Since(ref), lp.Stages[0].Target, w.Since(rampEnd))
+		}
+		w.Check(string(target.FactScalesUp), ok && !x.At.After(ref.Add(b+iv)),
+			"%s; %s (bound %s from there, sampled every %s)",
+			orText(ok, fmt.Sprintf("count %d > min %d at t=%.1fs", x.Count, x.Min, w.Since(x.At)), "the count never rose above min"),
+			at, b, iv)
+	}
+	if w.Applies(target.FactWithinBounds) {
+		bad := outOfBounds(samples, w.Since)
+		w.Check(string(target.FactWithinBounds), len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",
+			len(samples), len(bad), listFirst(bad, 5))
+	}
+	if w.Applies(target.FactNoEarlyScaleDown) {
+		b := w.Contract(target.FactNoEarlyScaleDown).Bound
+		drops := loadDrops(from, lp)
+		early := earlyScaleDowns(samples, drops, b, w.Since)
+		downs := 0
+		for _, c := range countChanges(samples) {
+			if c.To < c.From {
+				downs++
+			}
+		}
+		w.Check(string(target.FactNoEarlyScaleDown), downs > 0 && len(early) == 0,
+			"%d steps down seen, %d before %s had passed since the load's latest drop (drops at %s)%s",
+			downs, len(early), b, timesSince(drops, w.Since), listFirst(early, 5))
+	}
+	if w.Applies(target.FactBackToMin) {
+		b := w.Contract(target.FactBackToMin).Bound
+		w.Check(string(target.FactBackToMin), backErr == nil, "%s (bound %s + %s margin from the load's end at t=%.1fs)",
+			errOr(backErr, "count back at min %d %.1f s after the load's end", back.Min, back.At.Sub(end).Seconds()), b, backMargin(p), w.Since(end))
+	}
 	return nil
+}
+
+// backAtMin waits, at most wait after end (the load's end), for a good
+// reading with the count at min; once that time has passed it reads once.
+// The error wraps errTimeout when the count is not at min.
+func backAtMin(ctx context.Context, w World, end time.Time, wait time.Duration) (target.Sample, error) {
+	atMin := func(x target.Sample) bool { return x.Count == x.Min }
+	if left := end.Add(wait).Sub(w.Now()); left > 0 {
+		return w.WaitFor(ctx, "the count back at min", left, atMin)
+	}
+	x := w.SampleNow(ctx)
+	if x.Err != "" || !atMin(x) {
+		return x, fmt.Errorf("%w: count %d, min %d once the load had ended", errTimeout, x.Count, x.Min)
+	}
+	return x, nil
+}
+
+func orText(ok bool, yes, no string) string {
+	if ok {
+		return yes
+	}
+	return no
+}
+
+// timesSince lists ts as seconds from the scenario's start (since).
+func timesSince(ts []time.Time, since func(time.Time) float64) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = fmt.Sprintf("t=%.1fs", since(t))
+	}
+	return "[" + strings.Join(out, ", ") + "]"
 }
 
 // Signal is what a zone's autoscaler scales on, recorded from

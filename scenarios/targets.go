@@ -13,7 +13,7 @@ package scenarios
 //	viewer-refused      viewer refused, a count set by hand (kept or put back), the trail names the actor
 //	sustained           load until the count reaches 3: scales up within the bound, count within min and max, every change in the trail
 //	max-lowered         at 3 under load an admin lowers max to 1: applies within the bound; admin allowed and puts it back
-//	target-spike        the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
+//	spike               the k6 stages of Grafana's post: up, within bounds, no early scale-down, back to min; the timeline
 //	outage              a frozen worker at count 2 never scales in (where the platform can freeze one)
 //
 // Every wait goes through the scope's sampler, which reads the target and
@@ -162,7 +162,7 @@ func (e *Env) ConsoleTarget(ctx context.Context, say func(string, ...any)) (targ
 // TargetScenarios returns the target scenarios in run order:
 // viewer-refused first (it changes nothing under load), the spike last.
 func TargetScenarios() []Scenario {
-	return []Scenario{ViewerRefused(), Sustained(), MaxLowered(), TargetSpike(), Outage()}
+	return []Scenario{ViewerRefused(), Sustained(), MaxLowered(), Spike(), Outage()}
 }
 
 // SelectTargets returns the target scenarios named (all when names is

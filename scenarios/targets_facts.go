@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
@@ -63,24 +64,18 @@ func missingFromTrail(changes []countChange, trail []target.Change, bound time.D
 	return bad
 }
 
-// loadDrops are the times the load's VU target starts to fall: the start of
-// every stage whose target is below the one before it.
-func loadDrops(start time.Time, startVUs int, stages []stageAt) []time.Time {
+// loadDrops are the times the VU target of lp, started at start, starts
+// to fall: the start of every stage whose target is below the one before it.
+func loadDrops(start time.Time, lp load.Profile) []time.Time {
 	var out []time.Time
-	prev := startVUs
-	for _, st := range stages {
+	prev, at := lp.StartVUs, start
+	for _, st := range lp.Stages {
 		if st.Target < prev {
-			out = append(out, start.Add(st.From))
+			out = append(out, at)
 		}
-		prev = st.Target
+		prev, at = st.Target, at.Add(st.Duration)
 	}
 	return out
-}
-
-// stageAt is a stage of a staged load and its start from the load's start.
-type stageAt struct {
-	From   time.Duration
-	Target int
 }
 
 // earlyScaleDowns lists the steps down (a reading below the one before)
@@ -88,7 +83,7 @@ type stageAt struct {
 // before them, or before any drop at all (FactNoEarlyScaleDown). A step is
 // timed at the reading that saw it, the latest it can have happened, so a
 // step is never called early by the sampling's delay.
-func earlyScaleDowns(samples []target.Sample, drops []time.Time, bound time.Duration, from time.Time) []string {
+func earlyScaleDowns(samples []target.Sample, drops []time.Time, bound time.Duration, since func(time.Time) float64) []string {
 	var bad []string
 	for _, c := range countChanges(samples) {
 		if c.To >= c.From {
@@ -102,10 +97,10 @@ func earlyScaleDowns(samples []target.Sample, drops []time.Time, bound time.Dura
 		}
 		switch {
 		case last.IsZero():
-			bad = append(bad, fmt.Sprintf("%d->%d at t=%.1fs before the load dropped", c.From, c.To, c.Seen.Sub(from).Seconds()))
+			bad = append(bad, fmt.Sprintf("%d->%d at t=%.1fs before the load dropped", c.From, c.To, since(c.Seen)))
 		case c.Seen.Before(last.Add(bound)):
 			bad = append(bad, fmt.Sprintf("%d->%d at t=%.1fs, %.1f s after the load dropped at t=%.1fs (window %s)",
-				c.From, c.To, c.Seen.Sub(from).Seconds(), c.Seen.Sub(last).Seconds(), last.Sub(from).Seconds(), bound))
+				c.From, c.To, since(c.Seen), c.Seen.Sub(last).Seconds(), since(last), bound))
 		}
 	}
 	return bad

@@ -42,11 +42,11 @@ func TestTargetScenarios(t *testing.T) {
 		{name: "max lowered ignored", broken: brokenIgnoreMax, scenario: MaxLowered(), fails: target.FactLoweredMax},
 		{name: "max lowered within a sync, not in the request", hpaOnConsole: true, scenario: MaxLowered(), fails: target.FactLoweredMax},
 		{name: "max lowered admin refused", broken: brokenAdminRefused, scenario: MaxLowered(), fails: target.FactAdminAllowed},
-		{name: "spike", scenario: TargetSpike()},
-		{name: "spike never up", broken: brokenFrozen, scenario: TargetSpike(), fails: target.FactScalesUp},
-		{name: "spike over max", broken: brokenOvershoot, scenario: TargetSpike(), fails: target.FactWithinBounds},
-		{name: "spike no stabilization", broken: brokenNoStabilize, scenario: TargetSpike(), fails: target.FactNoEarlyScaleDown},
-		{name: "spike never down", broken: brokenStuck, scenario: TargetSpike(), fails: target.FactBackToMin},
+		{name: "spike", scenario: Spike()},
+		{name: "spike never up", broken: brokenFrozen, scenario: Spike(), fails: target.FactScalesUp},
+		{name: "spike over max", broken: brokenOvershoot, scenario: Spike(), fails: target.FactWithinBounds},
+		{name: "spike no stabilization", broken: brokenNoStabilize, scenario: Spike(), fails: target.FactNoEarlyScaleDown},
+		{name: "spike never down", broken: brokenStuck, scenario: Spike(), fails: target.FactBackToMin},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newFakeClock()
@@ -210,7 +210,7 @@ func TestTargetRunNotApplicable(t *testing.T) {
 	for _, v := range vs {
 		byName[v.Scenario] = v
 	}
-	for _, n := range []string{"viewer-refused", "sustained", "max-lowered", "target-spike"} {
+	for _, n := range []string{"viewer-refused", "sustained", "max-lowered", "spike"} {
 		if v := byName[n]; !v.Passed {
 			t.Errorf("%s: %+v", n, v)
 		}
@@ -234,7 +234,7 @@ func TestTargetRunNotApplicable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := res.TimelineOf("target-spike")
+	tl := res.TimelineOf("spike")
 	peak, desired := int64(0), 0
 	for _, p := range tl {
 		peak, desired = max(peak, p.InFlight), max(desired, p.Desired)
@@ -271,18 +271,18 @@ func TestTargetProfiles(t *testing.T) {
 	}
 	// the spike's expected length follows the target's back-to-min bound
 	// (a KEDA trigger's lookback makes it minutes longer than the window)
-	spike := TargetSpike()
+	spike := Spike()
 	long := target.Contracts{target.FactBackToMin: {Applies: true, Text: "x", Bound: 195 * time.Second}}
-	if a, b := spike.Expected(q, nil), spike.Expected(q, long); b-a != 195*time.Second-q.Stabilization {
+	if a, b := spike.Expected(q, target.Contracts{}), spike.Expected(q, long); b-a != 195*time.Second-q.Stabilization {
 		t.Errorf("spike expected %s without a back-to-min contract, %s with a 195 s bound: want the bound in place of the window", a, b)
 	}
-	if d := targetSpikeProfile(TargetPublished()).TotalDuration(); d != 7*time.Minute {
+	if d := spikeProfile(TargetPublished()).TotalDuration(); d != 7*time.Minute {
 		t.Errorf("published spike stages: %s, want the post's 7 min", d)
 	}
 	if _, err := TargetProfileByName("selftest"); err == nil {
 		t.Error("selftest is no target profile")
 	}
-	if _, err := SelectTargets([]string{"burst"}); err == nil || !strings.Contains(err.Error(), "target-spike") {
+	if _, err := SelectTargets([]string{"burst"}); err == nil || !strings.Contains(err.Error(), "spike") {
 		t.Errorf("SelectTargets(burst): %v", err)
 	}
 }

@@ -107,12 +107,11 @@ it makes), on --platform kind (deployed for the run; --workload worker or
 queue: the query scheduler and its pulling queriers) or --platform kubeconfig
 (deployed, or adopted as it is with --namespace, --deployment and --hpa or
 --scaled-object). They run the target scenarios instead of the five. The
-console runs them too, on any platform, with --target console given (or when
---scenarios names a target-* one, or --scenarios targets for all five): on a
-zone the run makes (max 3), its load through the edge, judged on the console's
-own contracts, so the same facts are shown on all three targets. Target and
-console scenarios run in separate runs; without --target, a name both have is
-the console's own scenario.
+console runs them too, on any platform, with --target console given (or with
+--scenarios targets for all five): on a zone the run makes (max 3), its load
+through the edge, judged on the console's own contracts, so the same facts are
+shown on all three targets. Target and console scenarios run in separate runs;
+without --target, every name is the console's own scenario.
   viewer-refused      a viewer is refused (403, nothing changes); a count set by
                       hand is kept or put back, as the target's contract says;
                       the trail names the actor
@@ -122,9 +121,11 @@ the console's own scenario.
   max-lowered         at 3 under load an admin lowers max to 1: applies
                       within the bound and holds; the admin may change the
                       bounds and puts them back
-  target-spike        the k6 stages of Grafana's post: up, within bounds, no
+  spike               the k6 stages of Grafana's post: up, within bounds, no
                       scale-down inside the stabilization window, back to min;
                       a timeline of in-flight, count, ready, desiredReplicas
+                      (the console's own also judges the replicas against
+                      its signal)
   outage              at count 2 set by hand, a frozen worker never scales in,
                       and the count steps down once it answers (where the
                       platform can freeze one; else skipped)
@@ -202,7 +203,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches), external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
-	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; with --target, the target scenarios by name, viewer-refused, sustained, max-lowered, target-spike, outage, or targets for all of them)")
+	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; with --target, the target scenarios by name, viewer-refused, sustained, max-lowered, spike, outage, or targets for all of them)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
 	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
 	f.StringVar(&o.group, "group", "scaleproof", "the group whose zones the scenarios create")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -111,7 +112,7 @@ const targetsKeyword = "targets"
 
 // cleanScenarioNames cleans --scenarios: names trimmed, empty ones dropped, and
 // each name (or the targets keyword's expansion) run once, in first-seen
-// order ("targets,target-spike" runs the five once).
+// order ("targets,spike" runs the five once).
 func cleanScenarioNames(names []string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -138,47 +139,43 @@ func cleanScenarioNames(names []string) []string {
 // mergedTargetNames are the target scenarios' old names whose scenario is
 // now one for the console and every target: old → new.
 var mergedTargetNames = map[string]string{"target-outage": "outage", "target-max-lowered": "max-lowered", "target-roles": "viewer-refused",
-	"target-sustained": "sustained"}
+	"target-sustained": "sustained", "target-spike": "spike"}
 
 // targetScenarioNames reads --scenarios for a run on target kind: whether
 // the target scenarios run (always for hpa and keda; for the console when
-// --target console was given (explicit), or names has a name only a target
-// run has, target-*, or targetsKeyword), and their names with the keyword
-// expanded (nil: all). Without --target, a name both kinds have
-// (viewer-refused, sustained, max-lowered, outage) is the console's own
-// unless a target-only name comes with it. Target and console scenarios in
+// --target console was given (explicit) or names has targetsKeyword), and
+// their names with the keyword expanded (nil: all). Without --target, the
+// names are the console's own scenarios. Target and console scenarios in
 // one run are a usage error, as are the console's own scenarios with a
 // target.
 func targetScenarioNames(kind target.Kind, explicit bool, names []string) (bool, []string, error) {
+	onTarget := kind != target.Console || explicit ||
+		slices.ContainsFunc(names, func(n string) bool { return strings.TrimSpace(n) == targetsKeyword })
 	var tnames, cnames []string
-	targetOnly := false
 	names = cleanScenarioNames(names) // the targets keyword expanded
 	for _, n := range names {
 		if _, err := scenarios.SelectTargets([]string{n}); err != nil {
 			if now, ok := mergedTargetNames[n]; ok {
 				return false, nil, fmt.Errorf("--scenarios %s: it is now %s, one scenario for the console and every target", n, now)
 			}
-			if strings.HasPrefix(n, "target-") {
+			if _, cerr := scenarios.Select([]string{n}); cerr != nil && onTarget {
 				return false, nil, fmt.Errorf("--scenarios %s: %w", n, err)
 			}
 			cnames = append(cnames, n)
 			continue
 		}
 		tnames = append(tnames, n)
-		if _, err := scenarios.Select([]string{n}); err != nil {
-			targetOnly = true
-		}
 	}
 	switch {
-	case (kind != target.Console || explicit) && len(cnames) > 0:
+	case !onTarget:
+		return false, nil, nil
+	case len(cnames) > 0 && (kind != target.Console || explicit):
 		var all []string
 		for _, s := range scenarios.TargetScenarios() {
 			all = append(all, s.Name)
 		}
 		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (%s, or %s for all); %s are the reference console's own (run them without --target)",
 			strings.Join(cnames, ","), kind, strings.Join(all, ", "), targetsKeyword, strings.Join(cnames, ", "))
-	case kind == target.Console && !targetOnly && !explicit:
-		return false, nil, nil
 	case len(cnames) > 0:
 		return false, nil, fmt.Errorf("--scenarios %s: the target scenarios (%s) and the console's own scenarios (%s) run in separate runs",
 			strings.Join(names, ","), strings.Join(tnames, ", "), strings.Join(cnames, ", "))

@@ -79,12 +79,13 @@ func TestRunTargetUsage(t *testing.T) {
 		{"--platform", "kind", "--target", "keda", "--policy", "hpa"},
 		{"--platform", "kubeconfig", "--target", "hpa", "--deployment", "d"},
 		{"--workload", "queue"},
-		{"--scenarios", "target-spike,burst"},                 // the console: target and console scenarios mixed
-		{"--scenarios", "targets", "--profile", "selftest"},   // no selftest target profile
-		{"--scenarios", "targets", "--canary"},                // the console's own scenarios only
-		{"--scenarios", "target-spike", "--policy", "hpa"},    // judged on the step policy's contracts
-		{"--scenarios", "target-spike", "--load-shards", "2"}, // the load runs in this process
-		{"--scenarios", "target-nope"},                        // unknown target scenario
+		{"--scenarios", "targets,burst"},                                      // the console: target and console scenarios mixed
+		{"--scenarios", "targets", "--profile", "selftest"},                   // no selftest target profile
+		{"--scenarios", "targets", "--canary"},                                // the console's own scenarios only
+		{"--target", "console", "--scenarios", "spike", "--policy", "hpa"},    // judged on the step policy's contracts
+		{"--target", "console", "--scenarios", "spike", "--load-shards", "2"}, // the load runs in this process
+		{"--target", "console", "--scenarios", "target-nope"},                 // unknown target scenario
+		{"--scenarios", "target-spike"},                                       // the old name
 		{"--platform", "kind", "--target", "hpa", "--scenarios", "targets,burst"},
 	} {
 		if _, code := execute(t, newRunCmd(), append(args, "--quiet")...); code != exitUsage {
@@ -95,7 +96,7 @@ func TestRunTargetUsage(t *testing.T) {
 		}
 	}
 	long := newRunCmd().Long
-	for _, w := range []string{"--target", "contract", "n/a", "target-spike", "docs/targets.md", "--scaled-object", "--scenarios targets"} {
+	for _, w := range []string{"--target", "contract", "n/a", "--target console", "docs/targets.md", "--scaled-object", "--scenarios targets"} {
 		if !strings.Contains(long, w) {
 			t.Errorf("run --help does not mention %q", w)
 		}
@@ -104,21 +105,20 @@ func TestRunTargetUsage(t *testing.T) {
 
 // TestTargetScenarioNames: --scenarios on each target: hpa and keda always
 // run the target scenarios and refuse the console's; the console runs them
-// when --target console is given, or a target-only name (target-*) or
-// "targets" is named (without --target, viewer-refused, sustained,
-// max-lowered and outage alone are its own), and never both kinds at once.
+// when --target console is given or "targets" is named (without --target,
+// every name is its own), and never both kinds at once.
 // TestCleanScenarioNames: --scenarios is trimmed, empty names dropped, the
 // targets keyword expanded, and each scenario runs once.
 func TestCleanScenarioNames(t *testing.T) {
-	all := "viewer-refused,sustained,max-lowered,target-spike,outage"
+	all := "viewer-refused,sustained,max-lowered,spike,outage"
 	for _, tc := range []struct{ in, want string }{
 		{"", ""},
 		{"sustained", "sustained"},
 		{"targets,targets", all},
-		{"targets,target-spike", all},
-		{"target-spike,target-spike", "target-spike"},
-		{"target-spike,,", "target-spike"},
-		{" target-spike , burst", "target-spike,burst"},
+		{"targets,spike", all},
+		{"spike,spike", "spike"},
+		{"spike,,", "spike"},
+		{" spike , burst", "spike,burst"},
 	} {
 		var in []string
 		if tc.in != "" {
@@ -131,7 +131,7 @@ func TestCleanScenarioNames(t *testing.T) {
 }
 
 func TestTargetScenarioNames(t *testing.T) {
-	all := []string{"viewer-refused", "sustained", "max-lowered", "target-spike", "outage"}
+	all := []string{"viewer-refused", "sustained", "max-lowered", "spike", "outage"}
 	for _, tc := range []struct {
 		name     string
 		kind     target.Kind
@@ -150,13 +150,15 @@ func TestTargetScenarioNames(t *testing.T) {
 			want: "burst are the reference console's own (run them without --target)"},
 		{name: "the old sustained name", kind: target.Console, in: []string{"target-sustained"}, want: "now sustained"},
 		{name: "console targets", kind: target.Console, in: []string{"targets"}, on: true, names: all},
-		{name: "console two by name", kind: target.Console, in: []string{"max-lowered", "target-spike"}, on: true,
-			names: []string{"max-lowered", "target-spike"}},
+		{name: "the old spike name", kind: target.HPA, in: []string{"target-spike"}, want: "now spike"},
+		{name: "console two by name", kind: target.Console, explicit: true, in: []string{"max-lowered", "spike"}, on: true,
+			names: []string{"max-lowered", "spike"}},
+		{name: "console's own spike", kind: target.Console, in: []string{"spike"}},
 		{name: "console's own max-lowered", kind: target.Console, in: []string{"max-lowered"}},
-		{name: "console mixed", kind: target.Console, in: []string{"target-spike", "burst"}, want: "run in separate runs"},
+		{name: "console mixed", kind: target.Console, in: []string{"targets", "burst"}, want: "run in separate runs"},
 		{name: "console's own outage", kind: target.Console, in: []string{"outage", "burst"}},
-		{name: "console outage on its target zone", kind: target.Console, in: []string{"target-spike", "outage"}, on: true,
-			names: []string{"target-spike", "outage"}},
+		{name: "console outage on its target zone", kind: target.Console, explicit: true, in: []string{"spike", "outage"}, on: true,
+			names: []string{"spike", "outage"}},
 		{name: "hpa outage", kind: target.HPA, in: []string{"outage"}, on: true, names: []string{"outage"}},
 		{name: "hpa misspelt", kind: target.HPA, in: []string{"target-rolse"}, want: `unknown scenario "target-rolse"`},
 		{name: "the old outage name", kind: target.Console, in: []string{"target-outage"}, want: "now outage"},
@@ -166,7 +168,7 @@ func TestTargetScenarioNames(t *testing.T) {
 		{name: "keda targets", kind: target.KEDA, in: []string{"targets"}, on: true, names: all},
 		{name: "hpa sustained", kind: target.HPA, in: []string{"sustained"}, on: true, names: []string{"sustained"}},
 		{name: "hpa console scenario", kind: target.HPA, in: []string{"burst"}, want: "--target hpa runs the target scenarios"},
-		{name: "keda mixed", kind: target.KEDA, in: []string{"target-spike", "max-1"}, want: "max-1 are the reference console's own"},
+		{name: "keda mixed", kind: target.KEDA, in: []string{"spike", "max-1"}, want: "max-1 are the reference console's own"},
 	} {
 		on, names, err := targetScenarioNames(tc.kind, tc.explicit, tc.in)
 		switch {
