@@ -621,16 +621,6 @@ func rateParts(prev, cur WorkerSample) (calls uint64, dt int64, ok bool) {
 	return cur.CallsTotal - prev.CallsTotal, int64(d), true
 }
 
-// rate returns cur's calls per second since prev, or nil when there is
-// none (rateParts).
-func rate(prev, cur WorkerSample) *big.Rat {
-	calls, dt, ok := rateParts(prev, cur)
-	if !ok {
-		return nil
-	}
-	return rateOf(rateSample{calls, dt})
-}
-
 // rateOf is one sample's calls per second: Δcalls × 1e9 ÷ Δt in ns.
 func rateOf(r rateSample) *big.Rat {
 	calls := new(big.Int).SetUint64(r.calls)

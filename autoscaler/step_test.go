@@ -963,3 +963,13 @@ func BenchmarkStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/zones, "ns/zone")
 }
+
+// rate returns cur's calls per second since prev, or nil when there is
+// none (rateParts).
+func rate(prev, cur WorkerSample) *big.Rat {
+	calls, dt, ok := rateParts(prev, cur)
+	if !ok {
+		return nil
+	}
+	return rateOf(rateSample{calls, dt})
+}
