@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
 )
 
 // KEDANamespace is where components/keda puts the operator and the metrics
@@ -81,7 +82,7 @@ func ObjectsYAML(objs []*unstructured.Unstructured) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		y, err := jsonToYAML(j)
+		y, err := yaml.JSONToYAML(j)
 		if err != nil {
 			return nil, err
 		}

@@ -177,19 +177,6 @@ func edgeInflightMaxAge(objs []*unstructured.Unstructured, d time.Duration) erro
 	return fmt.Errorf("render: no Deployment %s", deploykube.EdgeName)
 }
 
-// YAML renders p as one multi-document YAML stream (for `kubectl apply -f -`
-// and for reading what would be applied).
-func YAML(p Params) ([]byte, error) {
-	if err := p.check(); err != nil {
-		return nil, err
-	}
-	objs, err := Render(p)
-	if err != nil {
-		return nil, err
-	}
-	return ObjectsYAML(objs)
-}
-
 // scrapeIntervals sets the global scrape_interval, scrape_timeout and
 // evaluation_interval of the ConfigMap prometheus-config among objs to
 // s's (0 keeps the component's). Each key must stand in prometheus.yml
