@@ -138,24 +138,9 @@ func (e *Edge) Handler() http.Handler { return e.handler }
 // Health is the readiness flag serve.Run turns to draining on SIGTERM.
 func (e *Edge) Health() *serve.Health { return &e.health }
 
-// SetDraining turns /readyz to 503. Calls are still routed until the server stops.
-func (e *Edge) SetDraining() { e.health.SetDraining() }
-
-// Ready reports nil when /readyz answers 200, else why not.
-func (e *Edge) Ready() error {
-	if e.health.Draining() {
-		return errors.New("draining")
-	}
-	return e.discoveredOnce()
-}
-
 func (e *Edge) discoveredOnce() error {
 	if !e.discovered.Load() {
 		return errors.New("no discovery has succeeded yet")
 	}
 	return nil
 }
-
-// WorkerInFlight returns the number of calls the edge has in flight to the
-// worker id at addr, and whether the current discovery list routes to it.
-func (e *Edge) WorkerInFlight(id, addr string) (int, bool) { return e.table.inflight(id, addr) }

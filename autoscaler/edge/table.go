@@ -174,15 +174,3 @@ func (t *table) leave(k zoneKey) (including, after int) {
 	}
 	return including, after
 }
-
-// inflight returns the edge's in-flight count to the worker id@addr, and
-// whether the current list holds it (for tests and logs).
-func (t *table) inflight(id, addr string) (int, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b, ok := t.byKey[id+"@"+addr]
-	if !ok {
-		return 0, false
-	}
-	return b.inflight, true
-}
