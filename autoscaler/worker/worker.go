@@ -212,10 +212,6 @@ func (w *Worker) noteInFlight() {
 // Health is the readiness flag serve.Run turns to draining on SIGTERM.
 func (w *Worker) Health() *serve.Health { return &w.health }
 
-// SetDraining turns /readyz to 503 (and scaleproof_worker_ready to 0). Calls
-// already admitted finish; new calls are still served until the server stops.
-func (w *Worker) SetDraining() { w.health.SetDraining() }
-
 // FailReadiness turns /readyz to 503 (and scaleproof_worker_ready to 0)
 // while the worker keeps serving /mcp as before, as a worker whose
 // readiness check fails under load (an overloaded or wedged dependency):
