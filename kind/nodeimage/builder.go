@@ -2,7 +2,6 @@ package nodeimage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -349,13 +348,6 @@ func assembleNode(sc *stepCtx, v Versions, kindDir, root string, binary func(com
 		}
 	}
 	return nil
-}
-
-// IsStepError reports whether err is a failed build step and returns it.
-func IsStepError(err error) (*StepError, bool) {
-	var se *StepError
-	ok := errors.As(err, &se)
-	return se, ok
 }
 
 // Tools are the programs a build runs (besides go).

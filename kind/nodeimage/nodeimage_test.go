@@ -333,3 +333,10 @@ func TestEnsurePresentThenLoadedFromArchive(t *testing.T) {
 		t.Fatalf("second Ensure rebuilt or reloaded: %+v %v", res, err)
 	}
 }
+
+// IsStepError reports whether err is a failed build step and returns it.
+func IsStepError(err error) (*StepError, bool) {
+	var se *StepError
+	ok := errors.As(err, &se)
+	return se, ok
+}
