@@ -273,19 +273,6 @@ func (z *zone) endpoints() []fleet.Endpoint {
 	return out
 }
 
-// ready counts the listed ready workers.
-func (z *zone) ready() int {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	n, now := 0, z.now()
-	for _, w := range z.workers {
-		if now >= w.readyAt {
-			n++
-		}
-	}
-	return n
-}
-
 // routable reports whether the edge routes to some worker now.
 func (z *zone) routable() bool {
 	z.mu.Lock()

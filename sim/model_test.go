@@ -117,3 +117,16 @@ func TestSignal(t *testing.T) {
 		t.Fatalf("max_over_time at 200 s: %v, want NaN (the 6 is out of the window)", v)
 	}
 }
+
+// ready counts the listed ready workers.
+func (z *zone) ready() int {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	n, now := 0, z.now()
+	for _, w := range z.workers {
+		if now >= w.readyAt {
+			n++
+		}
+	}
+	return n
+}
