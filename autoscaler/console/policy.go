@@ -50,10 +50,7 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, p Principal) 
 		return
 	}
 	var req controller.PolicySpec
-	body, err := readBody(r)
-	if err == nil {
-		err = decodeStrict(body, &req)
-	}
+	err := readJSON(r, &req)
 	if err != nil {
 		writeError(w, badBodyStatus(err), err.Error())
 		return

@@ -324,16 +324,17 @@ func (s *Server) getWorkers(w http.ResponseWriter, r *http.Request, p Principal)
 // errBodyTooLarge: the body is over MaxBody.
 var errBodyTooLarge = fmt.Errorf("body larger than %d KiB", MaxBody>>10)
 
-// readBody reads at most MaxBody bytes.
-func readBody(r *http.Request) ([]byte, error) {
+// readJSON reads at most MaxBody bytes of r's body and decodes them into v
+// (decodeStrict).
+func readJSON(r *http.Request, v any) error {
 	b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
+		return fmt.Errorf("read body: %w", err)
 	}
 	if len(b) > MaxBody {
-		return nil, errBodyTooLarge
+		return errBodyTooLarge
 	}
-	return b, nil
+	return decodeStrict(b, v)
 }
 
 // badBodyStatus is 413 for a body over MaxBody, else 400.
@@ -422,10 +423,7 @@ func (s *Server) putWorkers(w http.ResponseWriter, r *http.Request, p Principal)
 		return
 	}
 	var req workersRequest
-	body, err := readBody(r)
-	if err == nil {
-		err = decodeStrict(body, &req)
-	}
+	err := readJSON(r, &req)
 	ch := controller.Change{MaxCount: req.MaxCount, Count: req.Count}
 	if !p.AdminOf(group) {
 		// Refused whatever the body says; the body only names the action.
@@ -488,10 +486,7 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 		Enabled         *bool    `json:"enabled"`
 		IntervalSeconds *float64 `json:"interval_seconds"`
 	}
-	body, err := readBody(r)
-	if err == nil {
-		err = decodeStrict(body, &req)
-	}
+	err := readJSON(r, &req)
 	if err != nil {
 		writeError(w, badBodyStatus(err), err.Error())
 		return
