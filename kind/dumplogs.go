@@ -9,14 +9,8 @@ import (
 // DumpLogs copies kind's own logs of every node (journal, kubelet,
 // containerd, pods) into dir/kind, before anything is deleted.
 func (k *Kind) DumpLogs(ctx context.Context, dir string) error {
-	k.mu.Lock()
-	created := k.created
-	var api clusters
-	if created {
-		api = k.api()
-	}
-	k.mu.Unlock()
-	if !created {
+	api := k.createdAPI()
+	if api == nil {
 		return nil
 	}
 	return k.step("export logs", func() error {

@@ -7,14 +7,8 @@ import (
 
 // IsUp reports whether the cluster exists.
 func (k *Kind) IsUp(ctx context.Context) (bool, error) {
-	k.mu.Lock()
-	created := k.created
-	var api clusters
-	if created {
-		api = k.api()
-	}
-	k.mu.Unlock()
-	if !created {
+	api := k.createdAPI()
+	if api == nil {
 		return false, nil
 	}
 	names, err := api.List()

@@ -153,3 +153,14 @@ func (k *Kind) api() clusters {
 	}
 	return kindClusters{p: k.provider}
 }
+
+// createdAPI is the cluster lifecycle in use, or nil while Up has not
+// created the cluster.
+func (k *Kind) createdAPI() clusters {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.created {
+		return nil
+	}
+	return k.api()
+}
