@@ -8,7 +8,7 @@ import (
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
 
-// The target facts that are judged over a scenario's readings, as pure
+// The contract facts judged over a scenario's readings on any world, as pure
 // functions: readings (good ones, oldest first), the target's trail and the
 // contract's bound in, the failures out (one line each; none: the fact
 // holds). Times in the lines are since's: seconds from the scenario's start
