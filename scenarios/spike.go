@@ -93,8 +93,10 @@ func backWait(p Profile, back target.Contract) time.Duration {
 // the load has ended: the zone scaled up under the spikes, comes back to 1
 // and stays within 1..SpikeMax, the signal was recorded and the replicas
 // followed it (judgeFollow; an hpa zone on the signal its autoscaler saw,
-// with the hpa facts of hpafacts.go on its rounds). Then, on every world,
-// the contract facts:
+// with the hpa facts of hpafacts.go on its rounds). A target is judged on
+// its contract facts instead (they count from the VU stages' times, which
+// presumes a load that asks for a scale-up by the first ramp's end and a
+// count at rest before it; the console's zone is judged on its signal):
 //   - the count is above min within the contract's Bound of the end of the
 //     first ramp (or of the autoscaler's own first reading of its metric
 //     above its target, when later), at a reading no later than Bound plus
@@ -108,7 +110,13 @@ func backWait(p Profile, back target.Contract) time.Duration {
 func Spike() Scenario {
 	return Scenario{
 		Name:  "spike",
-		Title: "staged load with two spikes (k6 stages of Grafana's post on autoscaling Loki queries with KEDA): replicas follow the signal",
+		Title: spikeTitle,
+		TitleFor: func(p Profile) string {
+			if p.SpikeScale != 0 { // a target profile: the contract facts
+				return "the k6 stages of Grafana's post (ramp up, hold, two spikes, ramp down): up, within bounds, no early scale-down, back to min"
+			}
+			return spikeTitle
+		},
 		Facts: spikeFacts,
 		Expected: func(p Profile, c target.Contracts) time.Duration {
 			if c != nil {
@@ -121,6 +129,8 @@ func Spike() Scenario {
 		Needs: needsPrometheus,
 	}
 }
+
+const spikeTitle = "staged load with two spikes (k6 stages of Grafana's post on autoscaling Loki queries with KEDA): replicas follow the signal"
 
 // spikeFacts are the contract facts spike judges.
 var spikeFacts = []target.Fact{target.FactScalesUp, target.FactWithinBounds, target.FactNoEarlyScaleDown, target.FactBackToMin}
@@ -161,10 +171,12 @@ func spikeFlow(ctx context.Context, w World) error {
 	w.Phase(fmt.Sprintf("staged load: %s VUs over %s", strings.Join(vus, " → "), total))
 	from := w.Now()
 	l := w.LoadProfile(ctx, lp)
-	if !w.ConsoleAPI() { // a target is read only while the scenario waits
-		if err := w.Pause(ctx, total); err != nil {
+	if !w.ConsoleAPI() { // a target is read only while the scenario waits: through the load, at most its length
+		iv := p.SampleInterval
+		if _, err := w.WaitFor(ctx, "the staged load's end", total+p.GracefulStop+2*iv, func(target.Sample) bool { return l.Done() }); err != nil && !isTimeout(err) {
 			return err
 		}
+		l.Stop()
 	}
 	l.Wait()
 	if err := l.Err(); err != nil {

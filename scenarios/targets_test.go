@@ -265,7 +265,7 @@ func TestTargetProfiles(t *testing.T) {
 		t.Errorf("quick: %+v", q)
 	}
 	for _, sc := range TargetScenarios() {
-		if d := sc.Expected(q, nil); d > 200*time.Second {
+		if d := sc.Expected(q, target.Contracts{}); d > 200*time.Second {
 			t.Errorf("%s: expected %s on quick", sc.Name, d)
 		}
 	}

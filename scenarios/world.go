@@ -132,6 +132,8 @@ type WorldLoad interface {
 	// waits for its end.
 	Stop()
 	Wait()
+	// Done reports whether the load has ended.
+	Done() bool
 	// Err is the load engine's error (nil in the simulator).
 	Err() error
 	// Start is when the load's first VU started: a sharded load's agreed

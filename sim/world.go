@@ -307,5 +307,6 @@ type worldLoad struct{ r *loadRun }
 func (l worldLoad) Stop()                { l.r.stop() }
 func (l worldLoad) Wait()                { l.r.wait() }
 func (l worldLoad) Err() error           { return nil }
+func (l worldLoad) Done() bool           { return l.r.ended }
 func (l worldLoad) Calls() reports.Calls { return l.r.calls }
 func (l worldLoad) Start() time.Time     { return Epoch.Add(l.r.t0) }

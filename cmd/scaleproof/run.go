@@ -65,8 +65,10 @@ type kubeOpts struct {
 	consolePort, edgePort                 int
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOpts{}
+func newRunCmd() *cobra.Command { return newRunCmdFor(&runOpts{}) }
+
+// newRunCmdFor is run's command over o, which its flags set.
+func newRunCmdFor(o *runOpts) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Bring up a platform, run the scenarios, print the table, write results",
@@ -124,8 +126,8 @@ without --target, every name is the console's own scenario.
   spike               the k6 stages of Grafana's post: up, within bounds, no
                       scale-down inside the stabilization window, back to min;
                       a timeline of in-flight, count, ready, desiredReplicas
-                      (the console's own also judges the replicas against
-                      its signal)
+                      (the console's own judges the replicas against its
+                      signal instead)
   outage              at count 2 set by hand, a frozen worker never scales in,
                       and the count steps down once it answers (where the
                       platform can freeze one; else skipped)
@@ -482,15 +484,15 @@ func planRun(o *runOpts) (_ runPlan, err error) {
 	if o.targetSpec, err = resolveTarget(o.platform, o.kube.namespace, o.tgt); err != nil {
 		return runPlan{}, withCode(exitUsage, err)
 	}
-	var tr *targetRun // the target scenarios (--target hpa or keda, or --scenarios target-* or targets), instead of the console's
+	var tr *targetRun // the target scenarios (--target given, or --scenarios targets), instead of the console's
 	var list []scenarios.Scenario
 	prof := scenarios.Quick()
 	tkind := target.Console
 	if o.targetSpec != nil {
 		tkind = target.Kind(o.targetSpec.Kind)
 	}
+	onTarget, tnames, err := targetScenarioNames(tkind, o.tgt.explicit, o.scenarios) // before cleaning: it reads the targets keyword
 	o.scenarios = cleanScenarioNames(o.scenarios)
-	onTarget, tnames, err := targetScenarioNames(tkind, o.tgt.explicit, o.scenarios)
 	if err != nil {
 		return runPlan{}, withCode(exitUsage, err)
 	}

@@ -156,7 +156,11 @@ func targetScenarioNames(kind target.Kind, explicit bool, names []string) (bool,
 	for _, n := range names {
 		if _, err := scenarios.SelectTargets([]string{n}); err != nil {
 			if now, ok := mergedTargetNames[n]; ok {
-				return false, nil, fmt.Errorf("--scenarios %s: it is now %s, one scenario for the console and every target", n, now)
+				how := ""
+				if kind == target.Console && !explicit {
+					how = fmt.Sprintf(" (--target console --scenarios %s runs it on a target zone; without --target it is the console's own)", now)
+				}
+				return false, nil, fmt.Errorf("--scenarios %s: it is now %s, one scenario for the console and every target%s", n, now, how)
 			}
 			if _, cerr := scenarios.Select([]string{n}); cerr != nil && onTarget {
 				return false, nil, fmt.Errorf("--scenarios %s: %w", n, err)

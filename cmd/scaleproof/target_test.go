@@ -65,6 +65,54 @@ func TestResolveTarget(t *testing.T) {
 	}
 }
 
+// TestPlanRunTargets: the plan --scenarios and --target make: whether the
+// target scenarios run (and which), or the console's own, and the usage
+// errors planRun itself gives (not a missing reference binary).
+func TestPlanRunTargets(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		target string // the target scenarios' names; "" the console's own
+		own    string // the console's own scenarios
+		err    string
+	}{
+		{args: []string{"--scenarios", "targets"}, target: "viewer-refused,sustained,max-lowered,spike,outage"},
+		{args: []string{"--scenarios", " targets "}, target: "viewer-refused,sustained,max-lowered,spike,outage"},
+		{args: []string{"--target", "console", "--scenarios", "spike"}, target: "spike"},
+		{args: []string{"--scenarios", "spike"}, own: "spike"},
+		{args: []string{"--scenarios", "sustained,burst"}, own: "sustained,burst"},
+		{args: []string{"--scenarios", "targets,burst"}, err: "run in separate runs"},
+		{args: []string{"--scenarios", "targets", "--profile", "selftest"}, err: "selftest"},
+		{args: []string{"--scenarios", "targets", "--canary"}, err: "--canary"},
+		{args: []string{"--scenarios", "targets", "--policy", "hpa"}, err: "--policy hpa"},
+		{args: []string{"--scenarios", "target-spike"}, err: "--target console --scenarios spike"},
+		{args: []string{"--platform", "kind", "--target", "hpa", "--scenarios", "target-spike"}, err: "it is now spike"},
+	} {
+		o := &runOpts{}
+		c := newRunCmdFor(o)
+		if err := c.ParseFlags(tc.args); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		o.tgt.explicit = c.Flags().Changed("target")
+		p, err := planRun(o)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tc.args, err)
+		case tc.target != "":
+			if p.tr == nil || strings.Join(p.tr.names(), ",") != tc.target {
+				t.Errorf("%v: target run %v, want the target scenarios %s", tc.args, p.tr, tc.target)
+			}
+		default:
+			if p.tr != nil || strings.Join(p.names, ",") != tc.own {
+				t.Errorf("%v: target run %v, names %v, want the console's own %s", tc.args, p.tr != nil, p.names, tc.own)
+			}
+		}
+	}
+}
+
 // TestRunTargetUsage: run refuses bad target flags with exit 2 before it
 // makes anything; --help explains targets and contracts.
 func TestRunTargetUsage(t *testing.T) {
