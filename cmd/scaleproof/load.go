@@ -116,17 +116,108 @@ type loadConfig struct {
 	Client string `json:"client"`
 }
 
+// loadFlags are load's flags: f holds those that are loadConfig's settings
+// as they are, the others are converted by config.
+type loadFlags struct {
+	f                              loadConfig
+	cfgFile, argsJSON, stages      string
+	headers, thresholds            []string
+	gracefulStop, gracefulRampDown time.Duration
+	startVUs                       int
+	asJSON, quiet                  bool
+	so                             shardOpts
+}
+
+// plan is the loadPlan of --config's settings with the flags given over
+// them; its errors are usage errors (exit 2).
+func (lf *loadFlags) plan(fl *pflag.FlagSet) (*loadPlan, error) {
+	cfg, err := lf.config(fl)
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	plan, err := planLoad(cfg, fl)
+	if err == nil {
+		err = lf.so.apply(plan)
+	}
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	return plan, nil
+}
+
+// config reads --config, then sets what the flags given on the command
+// line say over it.
+func (lf *loadFlags) config(fl *pflag.FlagSet) (loadConfig, error) {
+	cfg, f := loadConfig{}, &lf.f
+	if lf.cfgFile != "" {
+		b, err := os.ReadFile(lf.cfgFile)
+		if err != nil {
+			return cfg, err
+		}
+		if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
+			return cfg, fmt.Errorf("--config %s: %w", lf.cfgFile, err)
+		}
+	}
+	set := func(name string, apply func()) {
+		if fl.Changed(name) {
+			apply()
+		}
+	}
+	set("url", func() { cfg.URL = f.URL })
+	set("tool", func() { cfg.Tool = f.Tool })
+	set("args", func() { cfg.Args = json.RawMessage(lf.argsJSON) })
+	set("bearer", func() { cfg.Bearer = f.Bearer })
+	set("method", func() { cfg.Method = f.Method })
+	set("body", func() { cfg.Body = f.Body })
+	set("executor", func() { cfg.Executor = f.Executor })
+	set("vus", func() { cfg.VUs = f.VUs })
+	set("duration", func() { cfg.Duration = f.Duration })
+	set("start-vus", func() { cfg.StartVUs = &lf.startVUs })
+	set("rate", func() { cfg.Rate = f.Rate })
+	set("start-rate", func() { cfg.StartRate = f.StartRate })
+	set("time-unit", func() { cfg.TimeUnit = f.TimeUnit })
+	set("pre-allocated-vus", func() { cfg.PreAllocatedVUs = f.PreAllocatedVUs })
+	set("max-vus", func() { cfg.MaxVUs = f.MaxVUs })
+	set("graceful-stop", func() { d := duration(lf.gracefulStop); cfg.GracefulStop = &d })
+	set("graceful-ramp-down", func() { d := duration(lf.gracefulRampDown); cfg.GracefulRampDown = &d })
+	set("think-time", func() { cfg.ThinkTime = f.ThinkTime })
+	set("timeout", func() { cfg.Timeout = f.Timeout })
+	set("max-iterations", func() { cfg.MaxIterations = f.MaxIterations })
+	set("artifacts", func() { cfg.Artifacts = f.Artifacts })
+	set("client", func() { cfg.Client = f.Client })
+	if cfg.Client != "" && cfg.Client != "fast" && cfg.Client != "net/http" {
+		return cfg, fmt.Errorf("--client %q: have fast, net/http", cfg.Client)
+	}
+	if fl.Changed("stages") {
+		st, err := parseStages(lf.stages)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Stages = st
+	}
+	for _, h := range lf.headers {
+		k, v, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(k) == "" {
+			return cfg, fmt.Errorf("--header %q: want 'Name: value'", h)
+		}
+		if cfg.Headers == nil {
+			cfg.Headers = map[string]string{}
+		}
+		cfg.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	for _, s := range lf.thresholds {
+		th, err := load.ParseThreshold(s)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Thresholds = append(cfg.Thresholds, thresholdSpec{th})
+	}
+	return cfg, nil
+}
+
 func newLoadCmd() *cobra.Command {
-	var (
-		cfgFile, argsJSON, stages, bodyFlag                   string
-		headers, thresholds                                   []string
-		gracefulStop, gracefulRampDown, think, timeout, tunit time.Duration
-		dur                                                   time.Duration
-		startVUs                                              int
-		asJSON, quiet                                         bool
-		so                                                    shardOpts
-	)
-	var f loadConfig
+	lf := &loadFlags{}
+	f := &lf.f
 	c := &cobra.Command{
 		Use:   "load",
 		Short: "Drive load at an MCP tool or an HTTP endpoint, k6-style executors and thresholds",
@@ -174,111 +265,43 @@ The results file is written either way.`,
   scaleproof load --config load.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg := loadConfig{}
-			if cfgFile != "" {
-				b, err := os.ReadFile(cfgFile)
-				if err != nil {
-					return withCode(exitUsage, err)
-				}
-				if err := yaml.UnmarshalStrict(b, &cfg); err != nil {
-					return withCode(exitUsage, fmt.Errorf("--config %s: %w", cfgFile, err))
-				}
-			}
-			fl := cmd.Flags()
-			set := func(name string, apply func()) {
-				if fl.Changed(name) {
-					apply()
-				}
-			}
-			set("url", func() { cfg.URL = f.URL })
-			set("tool", func() { cfg.Tool = f.Tool })
-			set("args", func() { cfg.Args = json.RawMessage(argsJSON) })
-			set("bearer", func() { cfg.Bearer = f.Bearer })
-			set("method", func() { cfg.Method = f.Method })
-			set("body", func() { cfg.Body = bodyFlag })
-			set("executor", func() { cfg.Executor = f.Executor })
-			set("vus", func() { cfg.VUs = f.VUs })
-			set("duration", func() { cfg.Duration = duration(dur) })
-			set("start-vus", func() { cfg.StartVUs = &startVUs })
-			set("rate", func() { cfg.Rate = f.Rate })
-			set("start-rate", func() { cfg.StartRate = f.StartRate })
-			set("time-unit", func() { cfg.TimeUnit = duration(tunit) })
-			set("pre-allocated-vus", func() { cfg.PreAllocatedVUs = f.PreAllocatedVUs })
-			set("max-vus", func() { cfg.MaxVUs = f.MaxVUs })
-			set("graceful-stop", func() { d := duration(gracefulStop); cfg.GracefulStop = &d })
-			set("graceful-ramp-down", func() { d := duration(gracefulRampDown); cfg.GracefulRampDown = &d })
-			set("think-time", func() { cfg.ThinkTime = duration(think) })
-			set("timeout", func() { cfg.Timeout = duration(timeout) })
-			set("max-iterations", func() { cfg.MaxIterations = f.MaxIterations })
-			set("artifacts", func() { cfg.Artifacts = f.Artifacts })
-			set("client", func() { cfg.Client = f.Client })
-			if cfg.Client != "" && cfg.Client != "fast" && cfg.Client != "net/http" {
-				return withCode(exitUsage, fmt.Errorf("--client %q: have fast, net/http", cfg.Client))
-			}
-			if fl.Changed("stages") {
-				st, err := parseStages(stages)
-				if err != nil {
-					return withCode(exitUsage, err)
-				}
-				cfg.Stages = st
-			}
-			for _, h := range headers {
-				k, v, ok := strings.Cut(h, ":")
-				if !ok || strings.TrimSpace(k) == "" {
-					return withCode(exitUsage, fmt.Errorf("--header %q: want 'Name: value'", h))
-				}
-				if cfg.Headers == nil {
-					cfg.Headers = map[string]string{}
-				}
-				cfg.Headers[strings.TrimSpace(k)] = strings.TrimSpace(v)
-			}
-			for _, s := range thresholds {
-				th, err := load.ParseThreshold(s)
-				if err != nil {
-					return withCode(exitUsage, err)
-				}
-				cfg.Thresholds = append(cfg.Thresholds, thresholdSpec{th})
-			}
-			plan, err := planLoad(cfg, fl)
+			plan, err := lf.plan(cmd.Flags())
 			if err != nil {
-				return withCode(exitUsage, err)
+				return err
 			}
-			if err := so.apply(plan); err != nil {
-				return withCode(exitUsage, err)
-			}
-			return runLoad(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), plan, asJSON, quiet)
+			return runLoad(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), plan, lf.asJSON, lf.quiet)
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&cfgFile, "config", "", "read these settings from a YAML file (keys: url, tool, args, headers, bearer, method, body, executor, vus, duration, startVUs, stages [{duration, target}], rate, startRate, timeUnit, preAllocatedVUs, maxVUs, gracefulStop, gracefulRampDown, thinkTime, timeout, maxIterations, thresholds, artifacts); flags win")
+	fs.StringVar(&lf.cfgFile, "config", "", "read these settings from a YAML file (keys: url, tool, args, headers, bearer, method, body, executor, vus, duration, startVUs, stages [{duration, target}], rate, startRate, timeUnit, preAllocatedVUs, maxVUs, gracefulStop, gracefulRampDown, thinkTime, timeout, maxIterations, thresholds, artifacts); flags win")
 	fs.StringVar(&f.URL, "url", "", "the target: an MCP endpoint (with --tool) or any HTTP URL")
 	fs.StringVar(&f.Tool, "tool", "", "call this MCP tool with JSON-RPC tools/call; without it, plain HTTP")
-	fs.StringVar(&argsJSON, "args", "{}", "the tool's arguments, a JSON object")
-	fs.StringArrayVar(&headers, "header", nil, "add a request header 'Name: value' (repeatable)")
+	fs.StringVar(&lf.argsJSON, "args", "{}", "the tool's arguments, a JSON object")
+	fs.StringArrayVar(&lf.headers, "header", nil, "add a request header 'Name: value' (repeatable)")
 	fs.StringVar(&f.Bearer, "bearer", "", "send Authorization: Bearer KEY (use $SCALEPROOF_BEARER to keep it out of ps)")
 	fs.StringVar(&f.Method, "method", "", "plain HTTP method (default GET, or POST with --body)")
-	fs.StringVar(&bodyFlag, "body", "", "plain HTTP request body; @FILE reads a file")
+	fs.StringVar(&f.Body, "body", "", "plain HTTP request body; @FILE reads a file")
 	fs.StringVar(&f.Executor, "executor", "", "constant-vus, ramping-vus, constant-arrival-rate or ramping-arrival-rate")
 	fs.IntVar(&f.VUs, "vus", 1, "constant-vus: the number of VUs")
-	fs.DurationVar(&dur, "duration", 30*time.Second, "constant-vus and constant-arrival-rate: how long iterations start")
-	fs.IntVar(&startVUs, "start-vus", 1, "ramping-vus: VUs at the start (k6's default 1)")
-	fs.StringVar(&stages, "stages", "", "ramping executors: DURATION:TARGET,... (VUs for ramping-vus, rates for ramping-arrival-rate)")
+	fs.DurationVar((*time.Duration)(&f.Duration), "duration", 30*time.Second, "constant-vus and constant-arrival-rate: how long iterations start")
+	fs.IntVar(&lf.startVUs, "start-vus", 1, "ramping-vus: VUs at the start (k6's default 1)")
+	fs.StringVar(&lf.stages, "stages", "", "ramping executors: DURATION:TARGET,... (VUs for ramping-vus, rates for ramping-arrival-rate)")
 	fs.Float64Var(&f.Rate, "rate", 0, "constant-arrival-rate: iterations started per --time-unit")
 	fs.Float64Var(&f.StartRate, "start-rate", 0, "ramping-arrival-rate: the rate at the start")
-	fs.DurationVar(&tunit, "time-unit", time.Second, "arrival-rate executors: the period --rate and stage targets count in")
+	fs.DurationVar((*time.Duration)(&f.TimeUnit), "time-unit", time.Second, "arrival-rate executors: the period --rate and stage targets count in")
 	fs.IntVar(&f.PreAllocatedVUs, "pre-allocated-vus", 0, "arrival-rate executors: VUs made before the start (default: 1 per iteration per second of the peak rate, at least 1, at most --max-vus)")
 	fs.IntVar(&f.MaxVUs, "max-vus", 0, "arrival-rate executors: most VUs; beyond, iterations are dropped (default: --pre-allocated-vus)")
-	fs.DurationVar(&gracefulStop, "graceful-stop", load.DefaultGracefulStop, "at the end, how long calls in flight may finish before they are interrupted")
-	fs.DurationVar(&gracefulRampDown, "graceful-ramp-down", load.DefaultGracefulRampDown, "ramping-vus: how long a removed VU's call may finish")
-	fs.DurationVar(&think, "think-time", 0, "closed-loop executors: pause of a VU between iterations (k6's sleep())")
-	fs.DurationVar(&timeout, "timeout", 60*time.Second, "per request (k6's default 60s); 0 for none")
+	fs.DurationVar(&lf.gracefulStop, "graceful-stop", load.DefaultGracefulStop, "at the end, how long calls in flight may finish before they are interrupted")
+	fs.DurationVar(&lf.gracefulRampDown, "graceful-ramp-down", load.DefaultGracefulRampDown, "ramping-vus: how long a removed VU's call may finish")
+	fs.DurationVar((*time.Duration)(&f.ThinkTime), "think-time", 0, "closed-loop executors: pause of a VU between iterations (k6's sleep())")
+	fs.DurationVar((*time.Duration)(&f.Timeout), "timeout", 60*time.Second, "per request (k6's default 60s); 0 for none")
 	fs.Int64Var(&f.MaxIterations, "max-iterations", load.DefaultMaxIterations, "safety bound on the iterations of the run")
-	fs.StringArrayVar(&thresholds, "threshold", nil, "METRIC OP VALUE[,abortOnFail][,delayAbortEval=D], e.g. 'p95<250ms' (repeatable)")
+	fs.StringArrayVar(&lf.thresholds, "threshold", nil, "METRIC OP VALUE[,abortOnFail][,delayAbortEval=D], e.g. 'p95<250ms' (repeatable)")
 	fs.StringVar(&f.Artifacts, "artifacts", "", "folder for results.jsonl (default $ARTIFACTS, else ./_artifacts/load-<time>)")
 	fs.StringVar(&f.Client, "client", "fast", "http:// targets: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http (Go's client; always for https)")
-	fs.BoolVar(&asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
-	fs.BoolVar(&quiet, "quiet", false, "no progress line")
-	addShardFlags(fs, &so)
+	fs.BoolVar(&lf.asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
+	fs.BoolVar(&lf.quiet, "quiet", false, "no progress line")
+	addShardFlags(fs, &lf.so)
 	return c
 }
 
@@ -547,72 +570,27 @@ func (p *loadPlan) total() time.Duration {
 	return p.open.TotalDuration()
 }
 
+// loadScenario is the scenario name of a load's records.
+const loadScenario = "load"
+
 // runLoad runs the plan, writes the results file and the summary, and
 // returns the exit status as an error (nil: 0).
 func runLoad(parent context.Context, stdout, stderr io.Writer, p *loadPlan, asJSON, quiet bool) error {
 	if parent == nil {
 		parent = context.Background()
 	}
-	if err := os.MkdirAll(p.dir, 0o755); err != nil {
-		return withCode(exitUsage, err)
-	}
 	resultsPath := filepath.Join(p.dir, run.ResultsFile)
 	started := time.Now()
-	settings := map[string]string{"executor": p.executor, "load_model": p.model(), "target": p.target, "plan": p.describe()}
-	for i, t := range p.thresholds {
-		settings[fmt.Sprintf("threshold_%d", i+1)] = t.Expr
-	}
-	w, err := reports.Create(resultsPath, reports.RunMeta{RunID: filepath.Base(p.dir), Version: version, Commit: commit,
-		Platform: "load", Profile: p.executor, Settings: settings, Started: started})
+	w, err := createLoadResults(p, resultsPath, started)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	const scenario = "load"
-	_ = w.Write(reports.KindScenario, reports.ScenarioStart{Scenario: scenario, Title: p.describe() + " → " + p.target, Started: started})
-
 	ctx, cancel := context.WithCancelCause(parent)
 	defer cancel(nil)
-	stop := make(chan struct{})
-	var stopOnce sync.Once
-	stopRun := func() { stopOnce.Do(func() { close(stop) }) }
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigc)
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-sigc:
-		case <-ctx.Done():
-			return
-		}
-		close(interrupted)
-		fmt.Fprintln(stderr, "\nscaleproof: interrupted; calls in flight get the graceful stop (Ctrl-C again to stop them now)")
-		stopRun()
-		select {
-		case <-sigc:
-			cancel(errors.New("interrupted twice"))
-		case <-ctx.Done():
-		}
-	}()
-
-	m := load.NewMetrics()
-	opts := []load.Option{load.WithMetrics(m), load.WithStop(stop)}
-	done := make(chan struct{})
-	var runErr error
-	var sharded *shardsOutcome
-	go func() {
-		defer close(done)
-		if p.shards > 1 {
-			sharded, runErr = runLoadShards(ctx, p, stop)
-			return
-		}
-		if p.closed != nil {
-			_, runErr = load.Run(ctx, *p.closed, p.exec, opts...)
-		} else {
-			_, runErr = load.RunArrival(ctx, *p.open, p.exec, opts...)
-		}
-	}()
-
+	r := &loadRun{p: p, m: load.NewMetrics(), stop: make(chan struct{})}
+	interrupted, untrap := r.trap(ctx, cancel, stderr)
+	defer untrap()
+	done := r.start(ctx)
 	tty := !quiet && !asJSON && isTerminal(stderr)
 	if !quiet {
 		fmt.Fprintf(stderr, "scaleproof load: %s → %s (%s); results in %s\n", p.describe(), p.target, p.model(), resultsPath)
@@ -620,14 +598,132 @@ func runLoad(parent context.Context, stdout, stderr io.Writer, p *loadPlan, asJS
 			fmt.Fprintf(stderr, "scaleproof load: over %d pods (an Indexed Job); their results are merged at the end, thresholds judged on the merged result\n", p.shards)
 		}
 	}
+	r.watch(done, stderr, tty, started)
+	o := r.record(w, run.Interrupted(interrupted))
+	if err := w.Close(reports.End{Ended: time.Now(), ExitCode: o.code, Reason: o.reason}); err != nil {
+		fmt.Fprintln(stderr, "scaleproof:", err)
+	}
+
+	if asJSON {
+		_ = writeJSON(stdout, struct {
+			reports.LoadSummary
+			Thresholds []reports.Fact `json:"thresholds"`
+			Results    string         `json:"results"`
+		}{o.sum, o.facts, resultsPath})
+	} else {
+		writeLoadSummary(stdout, o.sum, p, o.results)
+		if r.sharded != nil {
+			writeShardsSummary(stdout, r.sharded.record)
+		}
+		fmt.Fprintf(stdout, "\nresults: %s\n", resultsPath)
+	}
+	switch o.code {
+	case exitOK:
+		return nil
+	case exitThreshold, exitInterrupted:
+		return withCode(o.code, errors.New(""))
+	case exitFailed:
+		return withCode(o.code, errors.New("a load shard died (see the shards above)"))
+	}
+	return withCode(o.code, errors.New(o.reason))
+}
+
+// createLoadResults makes p's folder and the results file at path, with
+// the run's settings and the scenario's start.
+func createLoadResults(p *loadPlan, path string, started time.Time) (*reports.Writer, error) {
+	if err := os.MkdirAll(p.dir, 0o755); err != nil {
+		return nil, err
+	}
+	settings := map[string]string{"executor": p.executor, "load_model": p.model(), "target": p.target, "plan": p.describe()}
+	for i, t := range p.thresholds {
+		settings[fmt.Sprintf("threshold_%d", i+1)] = t.Expr
+	}
+	w, err := reports.Create(path, reports.RunMeta{RunID: filepath.Base(p.dir), Version: version, Commit: commit,
+		Platform: "load", Profile: p.executor, Settings: settings, Started: started})
+	if err != nil {
+		return nil, err
+	}
+	_ = w.Write(reports.KindScenario, reports.ScenarioStart{Scenario: loadScenario, Title: p.describe() + " → " + p.target, Started: started})
+	return w, nil
+}
+
+// loadRun is one run of a loadPlan: what its parts share.
+type loadRun struct {
+	p        *loadPlan
+	m        *load.Metrics
+	stop     chan struct{} // closed: no iteration starts, calls in flight get the graceful stop
+	stopOnce sync.Once
+	aborted  string // why an abortOnFail threshold stopped the run
+	// set when the load has ended (start's done)
+	runErr  error
+	sharded *shardsOutcome
+}
+
+func (r *loadRun) stopRun() { r.stopOnce.Do(func() { close(r.stop) }) }
+
+// trap handles Ctrl-C and SIGTERM: the first stops the run (calls in
+// flight get the graceful stop) and closes interrupted, a second cancels
+// ctx (they are interrupted now).
+func (r *loadRun) trap(ctx context.Context, cancel context.CancelCauseFunc, stderr io.Writer) (interrupted <-chan struct{}, untrap func()) {
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	intr := make(chan struct{})
+	go func() {
+		select {
+		case <-sigc:
+		case <-ctx.Done():
+			return
+		}
+		close(intr)
+		fmt.Fprintln(stderr, "\nscaleproof: interrupted; calls in flight get the graceful stop (Ctrl-C again to stop them now)")
+		r.stopRun()
+		select {
+		case <-sigc:
+			cancel(errors.New("interrupted twice"))
+		case <-ctx.Done():
+		}
+	}()
+	return intr, func() { signal.Stop(sigc) }
+}
+
+// start runs the load, in this process or over its shards; done is closed
+// when it has ended, r.runErr and r.sharded set.
+func (r *loadRun) start(ctx context.Context) (done <-chan struct{}) {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		if r.p.shards > 1 {
+			r.sharded, r.runErr = runLoadShards(ctx, r.p, r.stop)
+			return
+		}
+		r.runErr = runProfile(ctx, r.p.closed, r.p.open, r.p.exec, load.WithMetrics(r.m), load.WithStop(r.stop))
+	}()
+	return ch
+}
+
+// runProfile runs the closed profile, or else the open one.
+func runProfile(ctx context.Context, closed *load.Profile, open *load.ArrivalProfile, exec load.Exec, opts ...load.Option) (err error) {
+	if closed != nil {
+		_, err = load.Run(ctx, *closed, exec, opts...)
+	} else {
+		_, err = load.RunArrival(ctx, *open, exec, opts...)
+	}
+	return err
+}
+
+// watch judges the abortOnFail thresholds (stopping the run when one
+// fails) and shows the progress line once a second until done.
+func (r *loadRun) watch(done <-chan struct{}, stderr io.Writer, tty bool, started time.Time) {
+	p, m := r.p, r.m
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var aborted string
-watch:
 	for { // one pass a second until the run ends
 		select {
 		case <-done:
-			break watch
+			if tty {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			return
 		case <-tick.C:
 		}
 		sn := m.Snapshot()
@@ -639,9 +735,9 @@ watch:
 		}
 		for _, t := range p.thresholds {
 			if t.AbortOnFail && sn.Elapsed >= t.DelayAbortEval && sn.Completed > 0 {
-				if r := t.Eval(m); !r.Passed && aborted == "" {
-					aborted = fmt.Sprintf("threshold %s crossed (%s) at %s", t.Expr, r.Observed, sn.Elapsed.Round(time.Second))
-					stopRun()
+				if res := t.Eval(m); !res.Passed && r.aborted == "" {
+					r.aborted = fmt.Sprintf("threshold %s crossed (%s) at %s", t.Expr, res.Observed, sn.Elapsed.Round(time.Second))
+					r.stopRun()
 				}
 			}
 		}
@@ -649,19 +745,65 @@ watch:
 			fmt.Fprintf(stderr, "\r\033[K%s", progressLine(sn, p.total(), m))
 		}
 	}
-	if tty {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+}
 
+// loadOutcome is a run's summary, its thresholds' results as they are and
+// as facts, and its exit code with the reason.
+type loadOutcome struct {
+	sum     reports.LoadSummary
+	results []load.ThresholdResult
+	facts   []reports.Fact
+	code    int
+	reason  string
+}
+
+// record writes what was measured, whatever happened, and the verdict to
+// w, and judges the run.
+func (r *loadRun) record(w *reports.Writer, interrupted bool) loadOutcome {
+	p, m, sharded := r.p, r.m, r.sharded
 	if sharded != nil {
 		m = sharded.merged
 		_ = w.Write(scenarios.KindLoadShards, sharded.record)
 	}
-	// Write what was measured, whatever happened.
+	writeSeconds(w, m)
+	o := loadOutcome{sum: summarize(m, p, loadScenario)}
+	o.sum.AbortedReason = r.aborted
+	results, allPassed := load.EvalThresholds(p.thresholds, m)
+	o.results = results
+	for _, t := range results {
+		o.facts = append(o.facts, reports.Fact{Name: "threshold " + t.Threshold.Expr, Passed: t.Passed, Detail: t.Observed})
+	}
+	shardsDied := sharded != nil && !sharded.record.Passed
+	if sharded != nil {
+		o.facts = append(o.facts, reports.Fact{Name: fmt.Sprintf("load over %d shards", p.shards), Passed: sharded.record.Passed, Detail: sharded.record.Detail})
+	}
+	v := reports.Verdict{Scenario: loadScenario, Passed: allPassed && r.runErr == nil && !interrupted && !shardsDied, Facts: o.facts,
+		Calls: o.sum.Calls, DurationS: o.sum.DurationS, P95ms: o.sum.P95ms, Interrupted: interrupted}
+	if r.runErr != nil {
+		v.Error = r.runErr.Error()
+	}
+	_ = w.Write(reports.KindLoad, o.sum)
+	_ = w.Write(reports.KindVerdict, v)
+	o.code, o.reason = exitOK, "done"
+	switch {
+	case interrupted:
+		o.code, o.reason = exitInterrupted, "interrupted"
+	case r.runErr != nil:
+		o.code, o.reason = exitUsage, r.runErr.Error()
+	case shardsDied:
+		o.code, o.reason = exitFailed, "load over shards: "+sharded.record.Detail
+	case !allPassed:
+		o.code, o.reason = exitThreshold, "a threshold was crossed"
+	}
+	return o
+}
+
+// writeSeconds writes m's per-second records, each with its histogram.
+func writeSeconds(w *reports.Writer, m *load.Metrics) {
 	var inFlight int64
 	for i, sec := range m.Seconds() {
 		inFlight += sec.Started - sec.Completed
-		rs := reports.Second{Scenario: scenario, T: sec.Offset, VUs: sec.VUs,
+		rs := reports.Second{Scenario: loadScenario, T: sec.Offset, VUs: sec.VUs,
 			Calls: classCalls(sec.Classes), P50ms: msOf(sec.Latencies.P50), P95ms: msOf(sec.Latencies.P95),
 			P99ms: msOf(sec.Latencies.P99), InFlight: inFlight, Dropped: sec.Dropped}
 		if h := m.SecondHistogram(i); h != nil {
@@ -671,71 +813,6 @@ watch:
 		}
 		_ = w.Write(reports.KindSecond, rs)
 	}
-	sum := summarize(m, p, scenario)
-	sum.AbortedReason = aborted
-	results, allPassed := load.EvalThresholds(p.thresholds, m)
-	var facts []reports.Fact
-	for _, r := range results {
-		facts = append(facts, reports.Fact{Name: "threshold " + r.Threshold.Expr, Passed: r.Passed, Detail: r.Observed})
-	}
-	shardsDied := sharded != nil && !sharded.record.Passed
-	if sharded != nil {
-		facts = append(facts, reports.Fact{Name: fmt.Sprintf("load over %d shards", p.shards), Passed: sharded.record.Passed, Detail: sharded.record.Detail})
-	}
-	wasInterrupted := false
-	select {
-	case <-interrupted:
-		wasInterrupted = true
-	default:
-	}
-	v := reports.Verdict{Scenario: scenario, Passed: allPassed && runErr == nil && !wasInterrupted && !shardsDied, Facts: facts,
-		Calls: sum.Calls, DurationS: sum.DurationS, P95ms: sum.P95ms, Interrupted: wasInterrupted}
-	if runErr != nil {
-		v.Error = runErr.Error()
-	}
-	_ = w.Write(reports.KindLoad, sum)
-	_ = w.Write(reports.KindVerdict, v)
-	code, reason := exitOK, "done"
-	switch {
-	case wasInterrupted:
-		code, reason = exitInterrupted, "interrupted"
-	case runErr != nil:
-		code, reason = exitUsage, runErr.Error()
-	case shardsDied:
-		code, reason = exitFailed, "load over shards: "+sharded.record.Detail
-	case !allPassed:
-		code, reason = exitThreshold, "a threshold was crossed"
-	}
-	if err := w.Close(reports.End{Ended: time.Now(), ExitCode: code, Reason: reason}); err != nil {
-		fmt.Fprintln(stderr, "scaleproof:", err)
-	}
-
-	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(struct {
-			reports.LoadSummary
-			Thresholds []reports.Fact `json:"thresholds"`
-			Results    string         `json:"results"`
-		}{sum, facts, resultsPath})
-	} else {
-		writeLoadSummary(stdout, sum, p, results)
-		if sharded != nil {
-			writeShardsSummary(stdout, sharded.record)
-		}
-		fmt.Fprintf(stdout, "\nresults: %s\n", resultsPath)
-	}
-	switch code {
-	case exitOK:
-		return nil
-	case exitThreshold:
-		return withCode(code, errors.New(""))
-	case exitFailed:
-		return withCode(code, errors.New("a load shard died (see the shards above)"))
-	case exitInterrupted:
-		return withCode(code, errors.New(""))
-	}
-	return withCode(code, errors.New(reason))
 }
 
 func msOf(d time.Duration) float64 { return math.Round(float64(d)/float64(time.Millisecond)*100) / 100 }

@@ -138,13 +138,7 @@ func runShard(ctx context.Context, stdout io.Writer, log *slog.Logger, spec load
 		log.Warn("load shard: started after the common start", "late", (-d).Round(time.Millisecond).String())
 	}
 	m := load.NewMetrics()
-	opts := []load.Option{load.WithMetrics(m), load.WithStop(stop)}
-	var runErr error
-	if closed != nil {
-		_, runErr = load.Run(ctx, *closed, exec, opts...)
-	} else {
-		_, runErr = load.RunArrival(ctx, *open, exec, opts...)
-	}
+	runErr := runProfile(ctx, closed, open, exec, load.WithMetrics(m), load.WithStop(stop))
 	res, err := load.NewShardResult(m, index, spec.Shards, wire.Sent(), wire.Received(), runErr)
 	if err != nil {
 		return err

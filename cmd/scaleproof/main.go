@@ -13,8 +13,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -43,6 +45,13 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// writeJSON writes v to w as indented JSON, as every --json does.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
 
 // version is set with -ldflags "-X main.version=..." by the Makefile.
 var (
