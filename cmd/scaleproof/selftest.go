@@ -162,60 +162,14 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	if o.parallel < 1 || o.parallel > 8 {
 		return withCode(exitUsage, fmt.Errorf("--parallel %d: want 1..8", o.parallel))
 	}
-	var list []faults.Fault
-	if len(o.faults) == 0 {
-		list = slices.Clone(faults.Catalog)
-	} else {
-		for _, n := range o.faults {
-			f, ok := faults.Lookup(strings.TrimSpace(n))
-			if !ok {
-				return withCode(exitUsage, fmt.Errorf("--faults: unknown fault %q (known: %s)", n, catalogNames()))
-			}
-			list = append(list, f)
-		}
-	}
-	if len(list) == 0 {
-		return withCode(exitUsage, errors.New("the fault catalogue is empty: nothing to test"))
-	}
-	// The baseline: the five, then every other scenario a fault needs; the
-	// scenarios of the hpa faults again on hpa zones (baseline-hpa).
-	var need, needHPA []string
-	for _, sc := range scenarios.All() {
-		need = append(need, sc.Name)
-	}
-	runs := make([]*suiteRun, 0, len(list)+1)
-	for _, f := range list {
-		if len(f.Scenarios) == 0 {
-			return withCode(exitUsage, fmt.Errorf("fault %s names no scenario to run", f.Name))
-		}
-		scs, err := scenarios.Select(f.Scenarios)
-		if err != nil {
-			return withCode(exitUsage, fmt.Errorf("fault %s: %w", f.Name, err))
-		}
-		into := &need
-		if f.Policy == faults.PolicyHPA {
-			into = &needHPA
-		}
-		for _, n := range f.Scenarios {
-			if !slices.Contains(*into, n) {
-				*into = append(*into, n)
-			}
-		}
-		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs, policy: f.Policy, canary: f.Canary})
-	}
-	base, err := scenarios.Select(need)
+	list, err := selectFaults(o.faults)
 	if err != nil {
 		return withCode(exitUsage, err)
 	}
-	runs = append([]*suiteRun{{name: "baseline", scenarios: base}}, runs...)
-	if len(needHPA) > 0 {
-		baseHPA, err := scenarios.Select(needHPA)
-		if err != nil {
-			return withCode(exitUsage, err)
-		}
-		runs = append(runs, &suiteRun{name: "baseline-hpa", scenarios: baseHPA, policy: faults.PolicyHPA})
+	runs, err := suiteRuns(list)
+	if err != nil {
+		return withCode(exitUsage, err)
 	}
-
 	bin, err := findRefBin(o.refBin)
 	if err != nil {
 		return withCode(exitUsage, err)
@@ -242,7 +196,95 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	}
 	say("scaleproof selftest: %s, profile %s, %s at once; artifacts in %s", plural(len(list), "fault"), prof.Name, plural(o.parallel, "platform"), dir)
 	started := time.Now()
-	sem := make(chan struct{}, o.parallel)
+	runSuites(ctx, runs, o.parallel, func(r *suiteRun) {
+		runSuiteOnceMore(ctx, r, bin, filepath.Join(dir, r.name), o.group, prof, log.With("run", r.name), say)
+		sayDone(r, say)
+	})
+
+	rep, code := selftestReport(runs, list, run.Interrupted(interrupted))
+	rep.Profile, rep.Started, rep.TookS, rep.Parallel = prof.Name, started, time.Since(started).Seconds(), o.parallel
+	writeSelftestFiles(dir, rep)
+	out := cmd.OutOrStdout()
+	if o.jsonOut {
+		_ = writeJSON(out, rep)
+	} else {
+		fmt.Fprintln(out)
+		writeSelftestTable(out, rep)
+		fmt.Fprintf(out, "\nselftest: %s in %.0f s; artifacts in %s\n", passWord(rep.Passed), rep.TookS, dir)
+	}
+	if code != exitOK {
+		return withCode(code, errors.New("selftest: "+rep.Reason))
+	}
+	return nil
+}
+
+// selectFaults is the faults --faults names, or the whole catalogue.
+func selectFaults(names []string) ([]faults.Fault, error) {
+	var list []faults.Fault
+	if len(names) == 0 {
+		list = slices.Clone(faults.Catalog)
+	}
+	for _, n := range names {
+		f, ok := faults.Lookup(strings.TrimSpace(n))
+		if !ok {
+			return nil, fmt.Errorf("--faults: unknown fault %q (known: %s)", n, catalogNames())
+		}
+		list = append(list, f)
+	}
+	if len(list) == 0 {
+		return nil, errors.New("the fault catalogue is empty: nothing to test")
+	}
+	return list, nil
+}
+
+// suiteRuns is the self-test's runs: the baseline, one run per fault of
+// list in its order, and baseline-hpa last when an hpa fault needs it. The
+// baseline is the five, then every other scenario a fault needs; the
+// scenarios of the hpa faults run again on hpa zones (baseline-hpa).
+func suiteRuns(list []faults.Fault) ([]*suiteRun, error) {
+	var need, needHPA []string
+	for _, sc := range scenarios.All() {
+		need = append(need, sc.Name)
+	}
+	runs := make([]*suiteRun, 0, len(list)+1)
+	for _, f := range list {
+		if len(f.Scenarios) == 0 {
+			return nil, fmt.Errorf("fault %s names no scenario to run", f.Name)
+		}
+		scs, err := scenarios.Select(f.Scenarios)
+		if err != nil {
+			return nil, fmt.Errorf("fault %s: %w", f.Name, err)
+		}
+		into := &need
+		if f.Policy == faults.PolicyHPA {
+			into = &needHPA
+		}
+		for _, n := range f.Scenarios {
+			if !slices.Contains(*into, n) {
+				*into = append(*into, n)
+			}
+		}
+		runs = append(runs, &suiteRun{name: f.Name, faults: faults.Set{f.Name: true}, scenarios: scs, policy: f.Policy, canary: f.Canary})
+	}
+	base, err := scenarios.Select(need)
+	if err != nil {
+		return nil, err
+	}
+	runs = append([]*suiteRun{{name: "baseline", scenarios: base}}, runs...)
+	if len(needHPA) > 0 {
+		baseHPA, err := scenarios.Select(needHPA)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, &suiteRun{name: "baseline-hpa", scenarios: baseHPA, policy: faults.PolicyHPA})
+	}
+	return runs, nil
+}
+
+// runSuites calls runOne for each of runs, at most parallel at once; a run
+// that has not started when ctx ends gets ctx's error instead.
+func runSuites(ctx context.Context, runs []*suiteRun, parallel int, runOne func(*suiteRun)) {
+	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for _, r := range runs {
 		wg.Go(func() {
@@ -257,27 +299,35 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 				r.upErr = ctx.Err()
 				return
 			}
-			runSuiteOnceMore(ctx, r, bin, filepath.Join(dir, r.name), o.group, prof, log.With("run", r.name), say)
-			row := judgeFault(r)
-			switch {
-			case r.faults == nil: // baseline, baseline-hpa
-				b := judgeBaseline(r)
-				say("  %s: %s (%.0f s)", r.name, passWord(b.Passed), r.took.Seconds())
-			case row.Caught:
-				say("  %-22s caught by %s: %s (%.0f s)", r.name, row.Scenario, row.Fact, r.took.Seconds())
-			default:
-				say("  %-22s NOT CAUGHT %s (%.0f s)", r.name, row.Error, r.took.Seconds())
-			}
+			runOne(r)
 		})
 	}
 	wg.Wait()
+}
 
-	rep := SelftestReport{Profile: prof.Name, Started: started, TookS: time.Since(started).Seconds(), Parallel: o.parallel,
-		Baseline: judgeBaseline(runs[0]), Passed: true}
+// sayDone prints the line of a run that has ended: the baseline's verdict,
+// or the fact that caught the fault.
+func sayDone(r *suiteRun, say func(string, ...any)) {
+	row := judgeFault(r)
+	switch {
+	case r.faults == nil: // baseline, baseline-hpa
+		b := judgeBaseline(r)
+		say("  %s: %s (%.0f s)", r.name, passWord(b.Passed), r.took.Seconds())
+	case row.Caught:
+		say("  %-22s caught by %s: %s (%.0f s)", r.name, row.Scenario, row.Fact, r.took.Seconds())
+	default:
+		say("  %-22s NOT CAUGHT %s (%.0f s)", r.name, row.Error, r.took.Seconds())
+	}
+}
+
+// selftestReport judges the runs of suiteRuns(list) and is the exit code:
+// the self-test fails when the baseline does or a fault is not caught, with
+// an infrastructure error when a platform did not come up.
+func selftestReport(runs []*suiteRun, list []faults.Fault, interrupted bool) (SelftestReport, int) {
+	rep := SelftestReport{Baseline: judgeBaseline(runs[0]), Passed: true}
 	if len(runs) > len(list)+1 { // baseline-hpa
 		rep.Baseline = mergeBaselines(rep.Baseline, judgeBaseline(runs[len(list)+1]))
 	}
-	code := exitOK
 	var reasons []string
 	if !rep.Baseline.Passed {
 		rep.Passed = false
@@ -297,17 +347,20 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 		}
 	}
 	rep.Reason = strings.Join(reasons, "; ")
-	select {
-	case <-interrupted:
+	code := exitOK
+	switch {
+	case interrupted:
 		code, rep.Passed, rep.Reason = exitInterrupted, false, "interrupted"
-	default:
-		switch {
-		case infra && !rep.Passed:
-			code = exitInfra
-		case !rep.Passed:
-			code = exitFailed
-		}
+	case infra && !rep.Passed:
+		code = exitInfra
+	case !rep.Passed:
+		code = exitFailed
 	}
+	return rep, code
+}
+
+// writeSelftestFiles writes selftest.json and selftest.md into dir.
+func writeSelftestFiles(dir string, rep SelftestReport) {
 	if b, err := json.MarshalIndent(rep, "", "  "); err == nil {
 		_ = os.WriteFile(filepath.Join(dir, "selftest.json"), append(b, '\n'), 0o644)
 	}
@@ -315,20 +368,6 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 		writeSelftestMarkdown(mf, rep)
 		mf.Close()
 	}
-	out := cmd.OutOrStdout()
-	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(rep)
-	} else {
-		fmt.Fprintln(out)
-		writeSelftestTable(out, rep)
-		fmt.Fprintf(out, "\nselftest: %s in %.0f s; artifacts in %s\n", passWord(rep.Passed), rep.TookS, dir)
-	}
-	if code != exitOK {
-		return withCode(code, errors.New("selftest: "+rep.Reason))
-	}
-	return nil
 }
 
 func passWord(ok bool) string {
