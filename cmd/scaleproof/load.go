@@ -375,84 +375,17 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		}
 	}
 	p.executor = ex
-	or := func(d *duration, def time.Duration) time.Duration {
-		if d == nil {
-			return def
-		}
-		return time.Duration(*d)
-	}
-	defDuration := func() time.Duration {
-		if cfg.Duration > 0 {
-			return time.Duration(cfg.Duration)
-		}
-		return 30 * time.Second
-	}
-	maxIt := cfg.MaxIterations
-	if maxIt == 0 {
-		maxIt = load.DefaultMaxIterations
-	}
 	conns := 1
 	switch ex {
 	case load.ExecutorConstantVUs, load.ExecutorRampingVUs:
-		var prof load.Profile
-		if ex == load.ExecutorConstantVUs {
-			vus := cfg.VUs
-			if vus == 0 {
-				vus = 1
-			}
-			prof = load.ConstantVUs(vus, defDuration())
-		} else {
-			start := 1
-			if cfg.StartVUs != nil {
-				start = *cfg.StartVUs
-			}
-			var st []load.Stage
-			for _, s := range cfg.Stages {
-				if s.Target != math.Trunc(s.Target) {
-					return nil, fmt.Errorf("ramping-vus stage target %v: VUs are whole numbers", s.Target)
-				}
-				st = append(st, load.Stage{Duration: time.Duration(s.Duration), Target: int(s.Target)})
-			}
-			prof = load.RampingVUs(start, st...)
-		}
-		prof.GracefulStop = or(cfg.GracefulStop, load.DefaultGracefulStop)
-		prof.GracefulRampDown = or(cfg.GracefulRampDown, load.DefaultGracefulRampDown)
-		prof.ThinkTime = time.Duration(cfg.ThinkTime)
-		prof.MaxIterations = maxIt
-		if err := prof.Validate(); err != nil {
+		prof, err := closedProfile(cfg, ex)
+		if err != nil {
 			return nil, err
 		}
 		p.closed, conns = &prof, prof.PeakVUs()
 	case load.ExecutorConstantArrivalRate, load.ExecutorRampingArrivalRate:
-		tu := time.Duration(cfg.TimeUnit)
-		if tu == 0 {
-			tu = load.DefaultTimeUnit
-		}
-		var prof load.ArrivalProfile
-		peak := cfg.Rate
-		if ex == load.ExecutorConstantArrivalRate {
-			prof = load.ConstantArrivalRate(cfg.Rate, tu, defDuration(), cfg.PreAllocatedVUs, cfg.MaxVUs)
-		} else {
-			var st []load.RateStage
-			peak = cfg.StartRate
-			for _, s := range cfg.Stages {
-				st = append(st, load.RateStage{Duration: time.Duration(s.Duration), Target: s.Target})
-				peak = max(peak, s.Target)
-			}
-			prof = load.RampingArrivalRate(cfg.StartRate, tu, cfg.PreAllocatedVUs, cfg.MaxVUs, st...)
-		}
-		if prof.PreAllocatedVUs == 0 {
-			prof.PreAllocatedVUs = min(max(int(math.Ceil(peak/tu.Seconds())), 1), load.VULimit)
-			if prof.MaxVUs > 0 { // the default never exceeds an explicit --max-vus
-				prof.PreAllocatedVUs = min(prof.PreAllocatedVUs, prof.MaxVUs)
-			}
-		}
-		if prof.MaxVUs == 0 {
-			prof.MaxVUs = prof.PreAllocatedVUs
-		}
-		prof.GracefulStop = or(cfg.GracefulStop, load.DefaultGracefulStop)
-		prof.MaxIterations = maxIt
-		if err := prof.Validate(); err != nil {
+		prof, err := openProfile(cfg, ex)
+		if err != nil {
 			return nil, err
 		}
 		p.open, conns = &prof, prof.MaxVUs
@@ -485,6 +418,90 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	}
 	p.dir = run.ArtifactsDir(cfg.Artifacts, "load-"+time.Now().UTC().Format("20060102-150405"))
 	return p, nil
+}
+
+// runFor is cfg's duration, 30 s when unset.
+func (cfg loadConfig) runFor() time.Duration {
+	if cfg.Duration > 0 {
+		return time.Duration(cfg.Duration)
+	}
+	return 30 * time.Second
+}
+
+// maxIterations is cfg's bound on the iterations, the default when unset.
+func (cfg loadConfig) maxIterations() int64 {
+	if cfg.MaxIterations == 0 {
+		return load.DefaultMaxIterations
+	}
+	return cfg.MaxIterations
+}
+
+// orDefault is *d, or def when d is nil.
+func orDefault(d *duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return time.Duration(*d)
+}
+
+// closedProfile is cfg's profile for a closed-loop executor ex.
+func closedProfile(cfg loadConfig, ex string) (load.Profile, error) {
+	var prof load.Profile
+	if ex == load.ExecutorConstantVUs {
+		prof = load.ConstantVUs(max(cfg.VUs, 1), cfg.runFor())
+	} else {
+		start := 1
+		if cfg.StartVUs != nil {
+			start = *cfg.StartVUs
+		}
+		var st []load.Stage
+		for _, s := range cfg.Stages {
+			if s.Target != math.Trunc(s.Target) {
+				return prof, fmt.Errorf("ramping-vus stage target %v: VUs are whole numbers", s.Target)
+			}
+			st = append(st, load.Stage{Duration: time.Duration(s.Duration), Target: int(s.Target)})
+		}
+		prof = load.RampingVUs(start, st...)
+	}
+	prof.GracefulStop = orDefault(cfg.GracefulStop, load.DefaultGracefulStop)
+	prof.GracefulRampDown = orDefault(cfg.GracefulRampDown, load.DefaultGracefulRampDown)
+	prof.ThinkTime = time.Duration(cfg.ThinkTime)
+	prof.MaxIterations = cfg.maxIterations()
+	return prof, prof.Validate()
+}
+
+// openProfile is cfg's profile for an arrival-rate executor ex, its VUs
+// defaulted from the peak rate.
+func openProfile(cfg loadConfig, ex string) (load.ArrivalProfile, error) {
+	tu := time.Duration(cfg.TimeUnit)
+	if tu == 0 {
+		tu = load.DefaultTimeUnit
+	}
+	var prof load.ArrivalProfile
+	peak := cfg.Rate
+	if ex == load.ExecutorConstantArrivalRate {
+		prof = load.ConstantArrivalRate(cfg.Rate, tu, cfg.runFor(), cfg.PreAllocatedVUs, cfg.MaxVUs)
+	} else {
+		var st []load.RateStage
+		peak = cfg.StartRate
+		for _, s := range cfg.Stages {
+			st = append(st, load.RateStage{Duration: time.Duration(s.Duration), Target: s.Target})
+			peak = max(peak, s.Target)
+		}
+		prof = load.RampingArrivalRate(cfg.StartRate, tu, cfg.PreAllocatedVUs, cfg.MaxVUs, st...)
+	}
+	if prof.PreAllocatedVUs == 0 {
+		prof.PreAllocatedVUs = min(max(int(math.Ceil(peak/tu.Seconds())), 1), load.VULimit)
+		if prof.MaxVUs > 0 { // the default never exceeds an explicit --max-vus
+			prof.PreAllocatedVUs = min(prof.PreAllocatedVUs, prof.MaxVUs)
+		}
+	}
+	if prof.MaxVUs == 0 {
+		prof.MaxVUs = prof.PreAllocatedVUs
+	}
+	prof.GracefulStop = orDefault(cfg.GracefulStop, load.DefaultGracefulStop)
+	prof.MaxIterations = cfg.maxIterations()
+	return prof, prof.Validate()
 }
 
 // targetExec is the Exec of cfg's target (MCP tools/call with --tool, else

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/scaleproof/scaleproof/cloud/deployer"
 	"github.com/scaleproof/scaleproof/reports"
@@ -65,14 +66,19 @@ type kubeOpts struct {
 	consolePort, edgePort                 int
 }
 
-func newRunCmd() *cobra.Command { return newRunCmdFor(&runOpts{}) }
+// addKubeFlags adds the kubeconfig platform's flags, for run.
+func addKubeFlags(f *pflag.FlagSet, o *kubeOpts) {
+	f.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
+	f.StringVar(&o.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
+	f.StringVar(&o.namespace, "namespace", "", "kubeconfig: the namespace the system is deployed into and deleted with (default scaleproof-<run id>)")
+	f.StringVar(&o.image, "image", "", "kubeconfig: the exact scaleproof-ref image already on the nodes (scaleproof.local/scaleproof-ref:TAG)")
+	f.StringVar(&o.nodeHost, "node-host", "", "kubeconfig: a loopback address the NodePorts are mapped to (kind: 127.0.0.1); default: port-forward")
+	f.IntVar(&o.consolePort, "console-port", 0, "kubeconfig: with --node-host, the host port mapped to the console's NodePort 30081")
+	f.IntVar(&o.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
+}
 
-// newRunCmdFor is run's command over o, which its flags set.
-func newRunCmdFor(o *runOpts) *cobra.Command {
-	c := &cobra.Command{
-		Use:   "run",
-		Short: "Bring up a platform, run the scenarios, print the table, write results",
-		Long: `run brings up the platform, runs the five load-test scenarios of Ramen 0.7.5's
+// runHelp is run --help's long text.
+const runHelp = `run brings up the platform, runs the five load-test scenarios of Ramen 0.7.5's
 autoscaling notes with 64 VUs of MCP tools/call through the edge, polls the console's /readyz every second, prints
 the table (Platform | Up to 3 | Back to 1 | Calls ok | 429 | 5xx) and one
 PASS/FAIL line per scenario, and tears the platform down (also on Ctrl-C; a
@@ -180,7 +186,16 @@ the metadata server).
 Exit codes: 0 every scenario passed, 1 a scenario failed (or every scenario
 was skipped: nothing judged), 2 bad usage or unusable input (a cloud run
 without --ttl or a required flag), 3 platform error (could not bring it up;
-a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
+a cloud's quota or permission refusal, the permission named), 130 interrupted.`
+
+func newRunCmd() *cobra.Command { return newRunCmdFor(&runOpts{}) }
+
+// newRunCmdFor is run's command over o, which its flags set.
+func newRunCmdFor(o *runOpts) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Bring up a platform, run the scenarios, print the table, write results",
+		Long:  runHelp,
 		Example: `  scaleproof run
   scaleproof run --profile published
   scaleproof run --scenarios sustained,max-lowered
@@ -217,13 +232,7 @@ a cloud's quota or permission refusal, the permission named), 130 interrupted.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the table (or JSON) and errors")
 	f.BoolVar(&o.screenshots, "screenshots", true, "take screenshots of the console's pages into the artifacts folder, under load in sustained and after the scenarios (needs chromium; not with --platform external)")
 	f.BoolVar(&o.extraColumns, "wide", false, "extra table columns: other 4xx, transport errors, 429 %, p95")
-	f.StringVar(&o.kube.kubeconfig, "kubeconfig", "", "kubeconfig: the kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
-	f.StringVar(&o.kube.context, "context", "", "kubeconfig: the context to use (default the file's current context)")
-	f.StringVar(&o.kube.namespace, "namespace", "", "kubeconfig: the namespace the system is deployed into and deleted with (default scaleproof-<run id>)")
-	f.StringVar(&o.kube.image, "image", "", "kubeconfig: the exact scaleproof-ref image already on the nodes (scaleproof.local/scaleproof-ref:TAG)")
-	f.StringVar(&o.kube.nodeHost, "node-host", "", "kubeconfig: a loopback address the NodePorts are mapped to (kind: 127.0.0.1); default: port-forward")
-	f.IntVar(&o.kube.consolePort, "console-port", 0, "kubeconfig: with --node-host, the host port mapped to the console's NodePort 30081")
-	f.IntVar(&o.kube.edgePort, "edge-port", 0, "kubeconfig: with --node-host, the host port mapped to the edge's NodePort 30080")
+	addKubeFlags(f, &o.kube)
 	f.IntVar(&o.loadShards, "load-shards", 1, "Kubernetes platforms (kind, kubeconfig): run each scenario's load as an Indexed Job of N pods, each with its share of the VUs from a common start; their results are merged before the verdicts")
 	addPolicyFlags(f, &o.policyOpts)
 	addKindFlags(f, &o.kind)
