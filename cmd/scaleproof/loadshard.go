@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -296,9 +294,7 @@ func runLoadShards(ctx context.Context, p *loadPlan, stop <-chan struct{}) (*sha
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	name := "load-" + hex.EncodeToString(b)
+	name := "load-" + randHex(3)
 	outs, err := p.sharder.RunLoadShards(ctx, platform.ShardJob{Name: name, Shards: p.shards, Args: []string{"--spec=" + js}, Stop: stop,
 		Timeout: time.Until(spec.Start) + spec.TotalDuration() + time.Minute})
 	if err != nil {

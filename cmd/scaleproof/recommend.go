@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -126,9 +125,7 @@ func runRecommend(cmd *cobra.Command, o *recommendOpts) error {
 	}
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"prometheus": o.prometheus, "group": o.group, "zone": o.zone,
+		return writeJSON(out, map[string]any{"prometheus": o.prometheus, "group": o.group, "zone": o.zone,
 			"workers": o.workers, "range": o.rangeStr, "bounds": bounds})
 	}
 	writeBounds(out, bounds)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -245,9 +244,14 @@ func newRunCmdFor(o *runOpts) *cobra.Command {
 }
 
 func newRunID() string {
-	b := make([]byte, 3)
+	return time.Now().UTC().Format("20060102-150405") + "-" + randHex(3)
+}
+
+// randHex is n random bytes in hex.
+func randHex(n int) string {
+	b := make([]byte, n)
 	_, _ = rand.Read(b)
-	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b)
+	return hex.EncodeToString(b)
 }
 
 func findRefBin(explicit string) (string, error) {
@@ -460,9 +464,7 @@ func (r *runState) finish(verdicts []reports.Verdict, code int, reason string, u
 	}
 	out := r.cmd.OutOrStdout()
 	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"row": row, "verdicts": verdicts, "results": resultsPath, "exit_code": code,
+		_ = writeJSON(out, map[string]any{"row": row, "verdicts": verdicts, "results": resultsPath, "exit_code": code,
 			"report_html": rr.HTML, "junit": rr.JUnit})
 	} else {
 		fmt.Fprintln(out)

@@ -1,9 +1,10 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,9 +169,7 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 	rr, rerr := run.WriteReports(dir, resultsPath, render.Columns{Pct429: true, P95: true})
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"row": rep.Row, "verdicts": rep.Verdicts, "outcomes": rep.Outcomes,
+		_ = writeJSON(out, map[string]any{"row": rep.Row, "verdicts": rep.Verdicts, "outcomes": rep.Outcomes,
 			"stats": rep.Stats, "results": resultsPath, "report_html": rr.HTML})
 	} else {
 		_ = render.WriteTable(out, []reports.Row{rep.Row}, render.Columns{Pct429: true, P95: true})
@@ -233,9 +232,7 @@ func simSweep(cmd *cobra.Command, o *simOpts, cfg sim.Config) error {
 		return withCode(exitUsage, err)
 	}
 	if o.jsonOut {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"points": res.Points, "html": out})
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"points": res.Points, "html": out})
 	}
 	_ = res.WriteTable(cmd.OutOrStdout())
 	fmt.Fprintf(cmd.OutOrStdout(), "\n%d runs in %s; page: %s\n", len(res.Points), res.Wall.Round(1e6), out)
@@ -263,9 +260,7 @@ func simCalibrate(cmd *cobra.Command, o *simOpts) error {
 		return withCode(exitUsage, err)
 	}
 	if o.jsonOut {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"service_ms": cal.Service.Seconds() * 1000, "ready_delay_s": cal.ReadyDelay.Seconds(),
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"service_ms": cal.Service.Seconds() * 1000, "ready_delay_s": cal.ReadyDelay.Seconds(),
 			"scheduler_phase_s": cal.Phase.Seconds(), "real": cal.Real, "sim": cal.Sim, "runs": cal.Runs})
 	}
 	return cal.Write(cmd.OutOrStdout())
@@ -306,48 +301,51 @@ type designRow struct {
 // what the current design refuses on the same platform.
 var noCanaryNear = []string{"canary=0", "client_rtt=0s", "client_rtt_jitter=50ms", "retry_cap=0s"}
 
+// simDesign runs design d on the published model of cloud model (with
+// the extra settings, then --set's) and is its row, labelled label.
+func simDesign(ctx context.Context, o *simOpts, p scenarios.Profile, model, label string, d design, extra []string) (designRow, error) {
+	cfg, err := sim.PublishedCloud(model, p)
+	if err != nil {
+		return designRow{}, err
+	}
+	cfg.Seed = o.seed
+	for _, kv := range append(append(append([]string(nil), d.set...), extra...), o.set...) {
+		k, v, err := sim.ParseAssignment(kv)
+		if err == nil {
+			err = cfg.Set(k, v)
+		}
+		if err != nil {
+			return designRow{}, fmt.Errorf("--set %w", err)
+		}
+	}
+	rep, err := sim.Run(ctx, cfg)
+	if err != nil {
+		return designRow{}, err
+	}
+	r := designRow{Model: label, Design: d.name, UpTo3S: -1, UpTo3FromRunS: -1, BackTo1S: -1}
+	for _, oc := range rep.Outcomes {
+		r.CallsOK += oc.Calls.OK
+		r.Refused += oc.Calls.TooMany
+		r.Total += oc.Calls.Total()
+		if oc.Scenario == "sustained" {
+			if oc.UpToMaxS >= 0 {
+				r.UpTo3S, r.UpTo3FromRunS = oc.UpToMaxS, oc.StartS+oc.UpToMaxS
+			}
+			if oc.BackTo1S >= 0 {
+				r.BackTo1S = oc.StartS + oc.BackTo1S
+			}
+		}
+	}
+	if r.Total > 0 {
+		r.RefusedPct = 100 * float64(r.Refused) / float64(r.Total)
+	}
+	return r, nil
+}
+
 func simDesigns(cmd *cobra.Command, o *simOpts) error {
 	p, err := scenarios.ProfileByName(o.profile)
 	if err != nil {
 		return withCode(exitUsage, err)
-	}
-	run := func(model, label string, d design, extra []string) (designRow, error) {
-		cfg, err := sim.PublishedCloud(model, p)
-		if err != nil {
-			return designRow{}, err
-		}
-		cfg.Seed = o.seed
-		for _, kv := range append(append(append([]string(nil), d.set...), extra...), o.set...) {
-			k, v, err := sim.ParseAssignment(kv)
-			if err == nil {
-				err = cfg.Set(k, v)
-			}
-			if err != nil {
-				return designRow{}, fmt.Errorf("--set %w", err)
-			}
-		}
-		rep, err := sim.Run(cmd.Context(), cfg)
-		if err != nil {
-			return designRow{}, err
-		}
-		r := designRow{Model: label, Design: d.name, UpTo3S: -1, UpTo3FromRunS: -1, BackTo1S: -1}
-		for _, oc := range rep.Outcomes {
-			r.CallsOK += oc.Calls.OK
-			r.Refused += oc.Calls.TooMany
-			r.Total += oc.Calls.Total()
-			if oc.Scenario == "sustained" {
-				if oc.UpToMaxS >= 0 {
-					r.UpTo3S, r.UpTo3FromRunS = oc.UpToMaxS, oc.StartS+oc.UpToMaxS
-				}
-				if oc.BackTo1S >= 0 {
-					r.BackTo1S = oc.StartS + oc.BackTo1S
-				}
-			}
-		}
-		if r.Total > 0 {
-			r.RefusedPct = 100 * float64(r.Refused) / float64(r.Total)
-		}
-		return r, nil
 	}
 	published := map[string]reports.Row{}
 	for _, row := range render.Published() {
@@ -357,7 +355,7 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 	var pooled, pooledAll int64
 	for _, model := range sim.Clouds {
 		for _, d := range designs {
-			r, err := run(model, model, d, nil)
+			r, err := simDesign(cmd.Context(), o, p, model, model, d, nil)
 			if err != nil {
 				return withCode(exitUsage, err)
 			}
@@ -377,7 +375,7 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 			RefusedPct: 100 * float64(pub.Calls.TooMany) / float64(all), Published: true})
 	}
 	for _, d := range designs {
-		r, err := run("gke", "gke, no canary, load 50 ms away, VUs retry at once", d, noCanaryNear)
+		r, err := simDesign(cmd.Context(), o, p, "gke", "gke, no canary, load 50 ms away, VUs retry at once", d, noCanaryNear)
 		if err != nil {
 			return withCode(exitUsage, err)
 		}
@@ -385,10 +383,14 @@ func simDesigns(cmd *cobra.Command, o *simOpts) error {
 	}
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rows)
+		return writeJSON(out, rows)
 	}
+	return writeDesigns(out, rows, pooled, pooledAll)
+}
+
+// writeDesigns prints --designs' table and the pooled refusals of the
+// current design (pooled of pooledAll calls) beside the published ones.
+func writeDesigns(out io.Writer, rows []designRow, pooled, pooledAll int64) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tdesign\tup to 3, from the run's start\tin sustained\tback to 1\tcalls ok\trefused (429): all calls")
 	num := func(n int64) string {
@@ -445,9 +447,7 @@ func simFleet(cmd *cobra.Command, o *simOpts, cfg sim.Config) error {
 	}
 	out := cmd.OutOrStdout()
 	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return writeJSON(out, rep)
 	}
 	fmt.Fprintf(out, "%d zones for %s of virtual time: %d scheduler passes in %s (a pass: %.0f ms mean, %.0f ms at most)\n",
 		rep.Zones, fc.Duration, rep.Passes, rep.Wall.Round(time.Millisecond), rep.PassMeanMS, rep.PassMaxMS)
