@@ -556,21 +556,17 @@ func planRun(o *runOpts) (_ runPlan, err error) {
 // with its artifacts in dir; every error is a usage error (exit 2).
 func newRunPlatform(cmd *cobra.Command, o *runOpts, prof scenarios.Profile, runID, dir string, log *slog.Logger) (platform.Platform, error) {
 	var pf platform.Platform
+	var err error
 	switch o.platform {
 	case "local":
-		bin, err := findRefBin(o.refBin)
-		if err != nil {
-			return nil, withCode(exitUsage, err)
+		var bin string
+		if bin, err = findRefBin(o.refBin); err == nil {
+			lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log)
+			lc.Worker.Canary = o.canary
+			pf = local.New(lc)
 		}
-		lc := localConfig(bin, dir, o.group, prof, o.policyOpts, log)
-		lc.Worker.Canary = o.canary
-		pf = local.New(lc)
 	case "kind":
-		kp, err := newKindPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
-		if err != nil {
-			return nil, withCode(exitUsage, err)
-		}
-		pf = kp
+		pf, err = newKindPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
 	case "kubeconfig":
 		if o.kube.image == "" && (o.targetSpec == nil || o.targetSpec.Adopt == nil) {
 			return nil, withCode(exitUsage, errors.New("--platform kubeconfig needs --image: the exact scaleproof-ref image already loaded on the nodes (the kind platform builds and loads it for you)"))
@@ -579,32 +575,23 @@ func newRunPlatform(cmd *cobra.Command, o *runOpts, prof scenarios.Profile, runI
 		if ns == "" {
 			ns = runNamespace(runID)
 		}
-		kp, err := kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
+		pf, err = kubeconfig.New(kubeconfig.Config{Name: o.name, Kubeconfig: o.kube.kubeconfig, Context: o.kube.context,
 			Namespace: ns, Profile: prof.Name, Image: o.kube.image, Group: o.group,
 			NodeHost: o.kube.nodeHost, ConsoleHostPort: o.kube.consolePort, EdgeHostPort: o.kube.edgePort,
 			Canary: o.canary, Target: o.targetSpec, Log: log})
-		if err != nil {
-			return nil, withCode(exitUsage, err)
-		}
-		pf = kp
 	case "external":
 		if o.canary {
 			return nil, withCode(exitUsage, errors.New("--canary runs a canary worker on the platforms scaleproof deploys (local, kind, kubeconfig), not on an external system"))
 		}
-		x, err := external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
-		if err != nil {
-			return nil, withCode(exitUsage, err)
-		}
-		pf = x
+		pf, err = external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 	default:
 		if !isCloud(o.platform) {
 			return nil, withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external, %s)", o.platform, strings.Join(cloudNames(), ", ")))
 		}
-		cp, err := newCloudPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
-		if err != nil {
-			return nil, withCode(exitUsage, err)
-		}
-		pf = cp
+		pf, err = newCloudPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
+	}
+	if err != nil {
+		return nil, withCode(exitUsage, err)
 	}
 	return pf, nil
 }
