@@ -242,10 +242,8 @@ func selectFaults(names []string) ([]faults.Fault, error) {
 // baseline is the five, then every other scenario a fault needs; the
 // scenarios of the hpa faults run again on hpa zones (baseline-hpa).
 func suiteRuns(list []faults.Fault) ([]*suiteRun, error) {
-	var need, needHPA []string
-	for _, sc := range scenarios.All() {
-		need = append(need, sc.Name)
-	}
+	need := scenarioNames(scenarios.All())
+	var needHPA []string
 	runs := make([]*suiteRun, 0, len(list)+1)
 	for _, f := range list {
 		if len(f.Scenarios) == 0 {
