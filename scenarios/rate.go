@@ -82,6 +82,12 @@ func RatePath() Scenario {
 				return err
 			}
 			holdTo := s.now()
+			// the load runs one more second, so that the second holdTo
+			// falls in is whole: rateBefore spreads a second's calls over
+			// all of it, and a load stopped at holdTo would read low there
+			if err := s.pause(ctx, time.Second); err != nil {
+				return err
+			}
 			l.Stop()
 			l.Wait()
 			carry := func(count int) float64 { return float64(count-1+canaries) * p.TargetRPS }
