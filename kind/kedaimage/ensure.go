@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/deploy/image"
+	"github.com/scaleproof/scaleproof/kind/internal/buildstep"
 )
 
 // Options configure Ensure. Zero values take the defaults.
@@ -92,31 +93,17 @@ func DefaultCacheDir() string {
 }
 
 // StepError is a failed step: its name, how long it ran, its log file.
-type StepError struct {
-	Step    string
-	Log     string
-	Elapsed time.Duration
-	Err     error
-}
-
-func (e *StepError) Error() string {
-	return fmt.Sprintf("keda images: step %q failed after %.1f s: %v (log: %s)", e.Step, e.Elapsed.Seconds(), e.Err, e.Log)
-}
-
-func (e *StepError) Unwrap() error { return e.Err }
+type StepError = buildstep.Error
 
 // StepTime is how long one step took; Cached when it had nothing to do.
-type StepTime struct {
-	Name    string
-	Elapsed time.Duration
-	Cached  bool
-}
+type StepTime = buildstep.Time
+
+// stepCtx is what a step gets: its log file and a runner for tools.
+type stepCtx = buildstep.Ctx
 
 type builder struct {
 	o     Options
-	logs  string
-	n     int
-	steps []StepTime
+	steps *buildstep.Runner
 }
 
 func (o *Options) defaults() {
@@ -219,8 +206,11 @@ func (o Options) wants() (map[string]bool, error) {
 func Ensure(ctx context.Context, o Options) (Result, error) {
 	o.defaults()
 	start := o.Now()
-	b := &builder{o: o, logs: filepath.Join(o.CacheDir, "logs", start.UTC().Format("20060102-150405"))}
-	res := Result{LogDir: b.logs}
+	// a cold KEDA build is one go build of tens of minutes with no output
+	// of its own: a running step logs once a minute
+	b := &builder{o: o, steps: &buildstep.Runner{Dir: filepath.Join(o.CacheDir, "logs", start.UTC().Format("20060102-150405")),
+		Topic: "keda images step", What: "keda images: step", Log: o.Log, Now: o.Now, Heartbeat: time.Minute}}
+	res := Result{LogDir: b.steps.Dir}
 	want, err := o.wants()
 	if err != nil {
 		return res, err
@@ -238,7 +228,7 @@ func Ensure(ctx context.Context, o Options) (Result, error) {
 		defer unlock()
 	}
 	done := func(err error) (Result, error) {
-		res.Steps, res.Elapsed = b.steps, o.Now().Sub(start)
+		res.Steps, res.Elapsed = b.steps.Times, o.Now().Sub(start)
 		return res, err
 	}
 	gv, err := GoVersion(ctx, o.Go)
@@ -295,23 +285,23 @@ func (b *builder) goImages(ctx context.Context, set string, in GoInputs) ([]Imag
 	}
 	if all {
 		b.o.Log.Info(set+" images cached", "tag", in.Tag())
-		b.steps = append(b.steps, StepTime{Name: set, Cached: true})
+		b.steps.Skipped(set)
 		return sizes(imgs), nil
 	}
 	work := filepath.Join(b.o.CacheDir, "work")
 	src := filepath.Join(work, srcDirName(in))
 	binDir := filepath.Join(work, binDirName(in))
-	if err := b.step(ctx, set+"-source", func() bool { return exists(filepath.Join(src, ".complete")) }, func(sc *stepCtx) error {
+	if err := b.steps.Run(ctx, set+"-source", func() bool { return exists(filepath.Join(src, ".complete")) }, func(sc *stepCtx) error {
 		return moduleSource(sc, b.o, in, src)
 	}); err != nil {
 		return nil, err
 	}
-	if err := b.step(ctx, set+"-build", func() bool { return haveBinaries(binDir, in) }, func(sc *stepCtx) error {
+	if err := b.steps.Run(ctx, set+"-build", func() bool { return haveBinaries(binDir, in) }, func(sc *stepCtx) error {
 		return moduleBuild(sc, b.o, in, src, binDir)
 	}); err != nil {
 		return nil, err
 	}
-	err := b.step(ctx, set+"-images", nil, func(sc *stepCtx) error {
+	err := b.steps.Run(ctx, set+"-images", nil, func(sc *stepCtx) error {
 		for i, bin := range in.Binaries {
 			if imgs[i].Cached {
 				continue
@@ -358,7 +348,7 @@ func binDirName(in GoInputs) string {
 
 // moduleSource downloads in's module and copies it, writable, to src.
 func moduleSource(sc *stepCtx, o Options, in GoInputs, src string) error {
-	out, err := sc.output(os.TempDir(), []string{"GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS="}, o.Go, "mod", "download", "-json", in.Module+"@"+in.Version)
+	out, err := sc.Output(os.TempDir(), []string{"GOTOOLCHAIN=local", "GOWORK=off", "GOFLAGS="}, o.Go, "mod", "download", "-json", in.Module+"@"+in.Version)
 	if err != nil {
 		return err
 	}
@@ -374,10 +364,10 @@ func moduleSource(sc *stepCtx, o Options, in GoInputs, src string) error {
 	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
 		return err
 	}
-	if err := sc.cmd("", nil, "cp", "-r", m.Dir, tmp); err != nil {
+	if err := sc.Cmd("", nil, "cp", "-r", m.Dir, tmp); err != nil {
 		return err
 	}
-	if err := sc.cmd("", nil, "chmod", "-R", "u+w", tmp); err != nil {
+	if err := sc.Cmd("", nil, "chmod", "-R", "u+w", tmp); err != nil {
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ".complete"), []byte(m.Dir+"\n"), 0o644); err != nil {
@@ -406,7 +396,7 @@ func moduleBuild(sc *stepCtx, o Options, in GoInputs, src, binDir string) error 
 		args = append([]string{"-n", fmt.Sprint(o.Nice), o.Go}, args...)
 		name = "nice"
 	}
-	if err := sc.cmd(src, env, name, args...); err != nil {
+	if err := sc.Cmd(src, env, name, args...); err != nil {
 		return err
 	}
 	_ = os.RemoveAll(binDir)
@@ -489,10 +479,10 @@ func (b *builder) prometheus(ctx context.Context) (Image, error) {
 	if checkArchive(im.Archive, im.Ref) == nil {
 		im.Cached = true
 		b.o.Log.Info("prometheus image cached", "ref", im.Ref)
-		b.steps = append(b.steps, StepTime{Name: "prometheus-image", Cached: true})
+		b.steps.Skipped("prometheus-image")
 		return sizes([]Image{im})[0], nil
 	}
-	err = b.step(ctx, "prometheus-image", nil, func(sc *stepCtx) error {
+	err = b.steps.Run(ctx, "prometheus-image", nil, func(sc *stepCtx) error {
 		for _, f := range files {
 			fmt.Fprintf(sc.Log, "%s: %d bytes\n", f.Path, len(f.Body))
 		}
@@ -512,104 +502,6 @@ func sizes(imgs []Image) []Image {
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// stepCtx is what a step gets: its log file and a runner for tools.
-type stepCtx struct {
-	context.Context
-	Log io.Writer
-}
-
-// step runs fn as the step name, skipped (and logged as cached) when done
-// reports true. Its output goes to logs/NN-name.log.
-func (b *builder) step(ctx context.Context, name string, done func() bool, fn func(sc *stepCtx) error) error {
-	b.n++
-	if done != nil && done() {
-		b.o.Log.Info("keda images step cached", "step", name)
-		b.steps = append(b.steps, StepTime{Name: name, Cached: true})
-		return nil
-	}
-	if err := os.MkdirAll(b.logs, 0o755); err != nil {
-		return &StepError{Step: name, Err: err}
-	}
-	path := filepath.Join(b.logs, fmt.Sprintf("%02d-%s.log", b.n, name))
-	f, err := os.Create(path)
-	if err != nil {
-		return &StepError{Step: name, Log: path, Err: err}
-	}
-	defer f.Close()
-	start := b.o.Now()
-	b.o.Log.Info("keda images step", "step", name, "log", path)
-	stop := b.heartbeat(name, start)
-	err = fn(&stepCtx{Context: ctx, Log: f})
-	stop()
-	el := b.o.Now().Sub(start)
-	b.steps = append(b.steps, StepTime{Name: name, Elapsed: el})
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
-	}
-	if err != nil {
-		fmt.Fprintf(f, "\nFAILED after %.1f s: %v\n", el.Seconds(), err)
-		b.o.Log.Error("keda images step failed", "step", name, "seconds", el.Round(100*time.Millisecond).Seconds(), "log", path, "err", err)
-		return &StepError{Step: name, Log: path, Elapsed: el, Err: err}
-	}
-	fmt.Fprintf(f, "\ndone in %.1f s\n", el.Seconds())
-	b.o.Log.Info("keda images step done", "step", name, "seconds", el.Round(100*time.Millisecond).Seconds())
-	return nil
-}
-
-// heartbeat logs, once a minute until stop is called, that the step is
-// still running and for how long (a cold KEDA build is one go build of tens
-// of minutes with no output of its own).
-func (b *builder) heartbeat(name string, start time.Time) (stop func()) {
-	done := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(time.Minute)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				b.o.Log.Info("keda images step running", "step", name, "seconds", b.o.Now().Sub(start).Round(time.Second).Seconds())
-			}
-		}
-	}()
-	return func() { close(done); <-exited }
-}
-
-func (sc *stepCtx) cmd(dir string, env []string, name string, args ...string) error {
-	c := exec.CommandContext(sc, name, args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), env...)
-	c.Stdout, c.Stderr = sc.Log, sc.Log
-	fmt.Fprintf(sc.Log, "$ %s%s %s\n", envPrefix(env), name, strings.Join(args, " "))
-	if err := c.Run(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-func (sc *stepCtx) output(dir string, env []string, name string, args ...string) (string, error) {
-	c := exec.CommandContext(sc, name, args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), env...)
-	var out strings.Builder
-	c.Stdout, c.Stderr = io.MultiWriter(&out, sc.Log), sc.Log
-	fmt.Fprintf(sc.Log, "$ %s%s %s\n", envPrefix(env), name, strings.Join(args, " "))
-	if err := c.Run(); err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	return out.String(), nil
-}
-
-func envPrefix(env []string) string {
-	if len(env) == 0 {
-		return ""
-	}
-	return strings.Join(env, " ") + " "
-}
 
 // CacheDirOrDefault is the cache dir Ensure uses for o.
 func (o Options) CacheDirOrDefault() string {

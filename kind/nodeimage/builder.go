@@ -108,9 +108,9 @@ func (b *Builder) Ensure(ctx context.Context) (Result, error) {
 	}
 	if p := b.ArchivePath(); exists(p) {
 		st := newSteps(filepath.Join(b.workDir(), "logs"), b.o.Log, b.o.Now)
-		err := st.run(ctx, "load-archive", nil, func(sc *stepCtx) error { return LoadArchive(sc, sc.Log, b.o.Podman, tag, p) })
+		err := st.Run(ctx, "load-archive", nil, func(sc *stepCtx) error { return LoadArchive(sc, sc.Log, b.o.Podman, tag, p) })
 		if err == nil {
-			return Result{Tag: tag, How: "loaded", Archive: p, Steps: st.times, Elapsed: b.o.Now().Sub(start)}, nil
+			return Result{Tag: tag, How: "loaded", Archive: p, Steps: st.Times, Elapsed: b.o.Now().Sub(start)}, nil
 		}
 		b.o.Log.Warn("node image archive unusable; building", "archive", p, "err", err)
 	}
@@ -146,7 +146,7 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 	st := newSteps(filepath.Join(work, "logs"), b.o.Log, b.o.Now)
 	res := Result{Tag: b.Tag(), How: "built"}
 	fail := func(err error) (Result, error) {
-		res.Steps, res.Elapsed = st.times, b.o.Now().Sub(start)
+		res.Steps, res.Elapsed = st.Times, b.o.Now().Sub(start)
 		return res, err
 	}
 	b.o.Log.Info("building node image", "tag", res.Tag, "work", work)
@@ -160,7 +160,7 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 	if mirror == "" {
 		mirror = AptMirror(hostAptSources()...)
 	}
-	if err := st.run(ctx, "debootstrap", func() bool { return exists(rootfs) }, func(sc *stepCtx) error {
+	if err := st.Run(ctx, "debootstrap", func() bool { return exists(rootfs) }, func(sc *stepCtx) error {
 		tmp := rootfs + ".tmp"
 		_ = os.RemoveAll(tmp)
 		if err := debootstrap(sc, v, mirror, tmp); err != nil {
@@ -188,7 +188,7 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 	}
 	for _, c := range comps {
 		out := filepath.Join(bin, c.name)
-		if err := st.run(ctx, "build-"+c.name, func() bool { return exists(out) }, func(sc *stepCtx) error {
+		if err := st.Run(ctx, "build-"+c.name, func() bool { return exists(out) }, func(sc *stepCtx) error {
 			tmp := out + ".tmp"
 			_ = os.RemoveAll(tmp)
 			if err := os.MkdirAll(tmp, 0o755); err != nil {
@@ -213,7 +213,7 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 		return binary("kubernetes", n)
 	})
 	archive := filepath.Join(work, "images", "images.tar")
-	if err := st.run(ctx, "component-images", func() bool { return exists(archive) }, func(sc *stepCtx) error {
+	if err := st.Run(ctx, "component-images", func() bool { return exists(archive) }, func(sc *stepCtx) error {
 		tmp := filepath.Join(work, "images.tmp")
 		_ = os.RemoveAll(tmp)
 		if err := writeComponentImages(images, rootfs, tmp, filepath.Join(tmp, "images.tar")); err != nil {
@@ -228,12 +228,12 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 	// 4. the node's root filesystem: base + kind's base-image steps + binaries + config
 	node := filepath.Join(work, "node.tmp")
 	kindDir := ""
-	if err := st.run(ctx, "node-rootfs", nil, func(sc *stepCtx) error {
+	if err := st.Run(ctx, "node-rootfs", nil, func(sc *stepCtx) error {
 		_ = os.RemoveAll(node)
-		if err := sc.cmd("", nil, "cp", "-a", rootfs, node); err != nil {
+		if err := sc.Cmd("", nil, "cp", "-a", rootfs, node); err != nil {
 			return err
 		}
-		m, err := sc.modDownload(os.TempDir(), "sigs.k8s.io/kind@"+v.Kind)
+		m, err := modDownload(sc, os.TempDir(), "sigs.k8s.io/kind@"+v.Kind)
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 	}
 
 	// 5. preload the images into the node's containerd store
-	if err := st.run(ctx, "preload-images", nil, func(sc *stepCtx) error {
+	if err := st.Run(ctx, "preload-images", nil, func(sc *stepCtx) error {
 		return preload(sc, binary("containerd", "containerd"), binary("containerd", "ctr"),
 			filepath.Join(node, "var", "lib", "containerd"), archive, AllTags(images))
 	}); err != nil {
@@ -253,16 +253,16 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 
 	// 6. import into podman (untagged), then tag: the only step that makes it visible
 	var id string
-	if err := st.run(ctx, "podman-import", nil, func(sc *stepCtx) error {
+	if err := st.Run(ctx, "podman-import", nil, func(sc *stepCtx) error {
 		var err error
 		id, err = podmanImport(sc, b.o.Podman, node)
 		return err
 	}); err != nil {
 		return fail(err)
 	}
-	if err := st.run(ctx, "tag", nil, func(sc *stepCtx) error {
-		if err := sc.cmd("", nil, b.o.Podman, "tag", id, res.Tag); err != nil {
-			_ = sc.cmd("", nil, b.o.Podman, "rmi", id)
+	if err := st.Run(ctx, "tag", nil, func(sc *stepCtx) error {
+		if err := sc.Cmd("", nil, b.o.Podman, "tag", id, res.Tag); err != nil {
+			_ = sc.Cmd("", nil, b.o.Podman, "rmi", id)
 			return err
 		}
 		return nil
@@ -274,7 +274,7 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 	if !b.o.NoArchive {
 		p := b.ArchivePath()
 		if err := os.MkdirAll(b.o.CacheDir, 0o755); err == nil {
-			if err := st.run(ctx, "save-archive", nil, func(sc *stepCtx) error { return SaveArchive(sc, sc.Log, b.o.Podman, res.Tag, p) }); err != nil {
+			if err := st.Run(ctx, "save-archive", nil, func(sc *stepCtx) error { return SaveArchive(sc, sc.Log, b.o.Podman, res.Tag, p) }); err != nil {
 				// the image is built and tagged; a missing cache archive only costs the next CI run
 				b.o.Log.Warn("node image archive not written", "err", err)
 			} else {
@@ -282,8 +282,8 @@ func (b *Builder) build(ctx context.Context) (Result, error) {
 			}
 		}
 	}
-	res.Steps, res.Elapsed = st.times, b.o.Now().Sub(start)
-	b.o.Log.Info("node image built", "tag", res.Tag, "seconds", round1(res.Elapsed))
+	res.Steps, res.Elapsed = st.Times, b.o.Now().Sub(start)
+	b.o.Log.Info("node image built", "tag", res.Tag, "seconds", res.Elapsed.Round(100*time.Millisecond).Seconds())
 	return res, nil
 }
 
@@ -309,7 +309,7 @@ func assembleNode(sc *stepCtx, v Versions, kindDir, root string, binary func(com
 			return err
 		}
 	}
-	spec, err := sc.output("", binary("containerd", "ctr"), "oci", "spec")
+	spec, err := sc.Output("", nil, binary("containerd", "ctr"), "oci", "spec")
 	if err != nil {
 		return err
 	}

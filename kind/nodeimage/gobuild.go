@@ -79,8 +79,8 @@ type modInfo struct {
 	GoMod string
 }
 
-func (sc *stepCtx) modDownload(dir, mod string) (modInfo, error) {
-	out, err := sc.output(dir, "go", "mod", "download", "-json", mod)
+func modDownload(sc *stepCtx, dir, mod string) (modInfo, error) {
+	out, err := sc.Output(dir, nil, "go", "mod", "download", "-json", mod)
 	if err != nil {
 		return modInfo{}, err
 	}
@@ -97,7 +97,7 @@ func buildKube(sc *stepCtx, v Versions, src, out string) error {
 		return err
 	}
 	_ = os.Remove(filepath.Join(src, "go.mod"))
-	m, err := sc.modDownload(src, "k8s.io/kubernetes@"+v.Kubernetes)
+	m, err := modDownload(sc, src, "k8s.io/kubernetes@"+v.Kubernetes)
 	if err != nil {
 		return err
 	}
@@ -111,14 +111,14 @@ func buildKube(sc *stepCtx, v Versions, src, out string) error {
 	if err := os.WriteFile(filepath.Join(src, "tools.go"), []byte(kubeToolsGo()), 0o644); err != nil {
 		return err
 	}
-	if err := sc.cmd(src, goEnv, "go", "mod", "tidy"); err != nil {
+	if err := sc.Cmd(src, goEnv, "go", "mod", "tidy"); err != nil {
 		return err
 	}
 	args := []string{"build", "-trimpath", "-tags", "selinux,notest,grpcnotrace", "-ldflags", kubeVersionLDFlags(v), "-o", out + "/"}
 	for _, n := range kubeBinaries {
 		args = append(args, "k8s.io/kubernetes/cmd/"+n)
 	}
-	return sc.cmd(src, append(goEnv, "CGO_ENABLED=0"), "go", args...)
+	return sc.Cmd(src, append(goEnv, "CGO_ENABLED=0"), "go", args...)
 }
 
 // goInstall runs go install pkg@version... with GOBIN=out.
@@ -133,7 +133,7 @@ func goInstall(sc *stepCtx, out string, cgo bool, tags, ldflags string, pkgs ...
 	if cgo {
 		c = "CGO_ENABLED=1"
 	}
-	return sc.cmd(os.TempDir(), append(goEnv, c, "GOBIN="+out), "go", args...)
+	return sc.Cmd(os.TempDir(), append(goEnv, c, "GOBIN="+out), "go", args...)
 }
 
 func buildContainerd(sc *stepCtx, v Versions, out string) error {
@@ -182,21 +182,21 @@ func buildEtcd(sc *stepCtx, v Versions, src, out string) error {
 	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte(main), 0o644); err != nil {
 		return err
 	}
-	if err := sc.cmd(src, goEnv, "go", "mod", "tidy"); err != nil {
+	if err := sc.Cmd(src, goEnv, "go", "mod", "tidy"); err != nil {
 		return err
 	}
-	return sc.cmd(src, append(goEnv, "CGO_ENABLED=0"), "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(out, "etcd"), ".")
+	return sc.Cmd(src, append(goEnv, "CGO_ENABLED=0"), "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(out, "etcd"), ".")
 }
 
 // buildPause compiles Kubernetes' pause.c (from the k8s.io/kubernetes module) statically.
 func buildPause(sc *stepCtx, v Versions, out string) error {
-	m, err := sc.modDownload(os.TempDir(), "k8s.io/kubernetes@"+v.Kubernetes)
+	m, err := modDownload(sc, os.TempDir(), "k8s.io/kubernetes@"+v.Kubernetes)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	return sc.cmd(out, nil, "gcc", "-static", "-Os", "-DVERSION="+v.Kubernetes, "-o", filepath.Join(out, "pause"),
+	return sc.Cmd(out, nil, "gcc", "-static", "-Os", "-DVERSION="+v.Kubernetes, "-o", filepath.Join(out, "pause"),
 		filepath.Join(m.Dir, "build", "pause", "linux", "pause.c"))
 }

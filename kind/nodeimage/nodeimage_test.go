@@ -158,13 +158,13 @@ func TestStepsNameTheFailedStepAndItsLog(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(0, 0)}
 	st := newSteps(dir, slog.New(slog.NewTextHandler(io.Discard, nil)), clk.now)
 	ctx := context.Background()
-	if err := st.run(ctx, "first", func() bool { return true }, func(*stepCtx) error { t.Fatal("a cached step ran"); return nil }); err != nil {
+	if err := st.Run(ctx, "first", func() bool { return true }, func(*stepCtx) error { t.Fatal("a cached step ran"); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.run(ctx, "second", nil, func(sc *stepCtx) error { return sc.cmd("", nil, "sh", "-c", "echo hello-from-tool") }); err != nil {
+	if err := st.Run(ctx, "second", nil, func(sc *stepCtx) error { return sc.Cmd("", nil, "sh", "-c", "echo hello-from-tool") }); err != nil {
 		t.Fatal(err)
 	}
-	err := st.run(ctx, "third", nil, func(sc *stepCtx) error { return sc.cmd("", nil, "sh", "-c", "echo broken >&2; exit 3") })
+	err := st.Run(ctx, "third", nil, func(sc *stepCtx) error { return sc.Cmd("", nil, "sh", "-c", "echo broken >&2; exit 3") })
 	se, ok := IsStepError(err)
 	if !ok {
 		t.Fatalf("err %v is not a step error", err)
@@ -183,8 +183,8 @@ func TestStepsNameTheFailedStepAndItsLog(t *testing.T) {
 	if !strings.Contains(string(b), "hello-from-tool") || !strings.Contains(string(b), "done in 1.5 s") {
 		t.Fatalf("log of second %q", b)
 	}
-	if len(st.times) != 3 || !st.times[0].Cached || st.times[1].Elapsed != 1500*time.Millisecond {
-		t.Fatalf("times %+v", st.times)
+	if len(st.Times) != 3 || !st.Times[0].Cached || st.Times[1].Elapsed != 1500*time.Millisecond {
+		t.Fatalf("times %+v", st.Times)
 	}
 	if errors.Unwrap(err) == nil {
 		t.Fatal("the tool's error is not wrapped")

@@ -70,7 +70,7 @@ func preload(sc *stepCtx, containerdBin, ctrBin, root, archive string, tags []st
 		return fmt.Errorf("containerd did not serve %s within 30 s", sock)
 	}
 	ctr := func(args ...string) (string, error) {
-		return sc.output("", ctrBin, append([]string{"-a", sock, "-n", "k8s.io"}, args...)...)
+		return sc.Output("", nil, ctrBin, append([]string{"-a", sock, "-n", "k8s.io"}, args...)...)
 	}
 	if _, err := ctr("images", "import", "--no-unpack", "--all-platforms", "--digests",
 		"--label=io.cri-containerd.pinned=pinned", archive); err != nil {

@@ -61,7 +61,7 @@ func hostAptSources() []string {
 // debootstrap makes the node's base root filesystem in dir.
 func debootstrap(sc *stepCtx, v Versions, mirror, dir string) error {
 	args := []string{"--variant=minbase", "--include=" + strings.Join(Packages, ","), v.Debian, dir, mirror}
-	if err := sc.cmd("", nil, "debootstrap", args...); err != nil {
+	if err := sc.Cmd("", nil, "debootstrap", args...); err != nil {
 		return err
 	}
 	// what kind's clean-install removes; the node never runs apt
@@ -135,10 +135,10 @@ func kindBaseSteps(sc *stepCtx, root string) error {
 	if err := os.Symlink("/usr/lib/systemd/systemd", init); err != nil {
 		return err
 	}
-	if err := sc.cmd("", nil, "systemctl", "--root="+root, "enable", "kubelet.service", "containerd.service", "undo-mount-hacks.service"); err != nil {
+	if err := sc.Cmd("", nil, "systemctl", "--root="+root, "enable", "kubelet.service", "containerd.service", "undo-mount-hacks.service"); err != nil {
 		return err
 	}
-	if err := sc.cmd("", nil, "systemctl", "--root="+root, "mask", "systemd-binfmt.service"); err != nil {
+	if err := sc.Cmd("", nil, "systemctl", "--root="+root, "mask", "systemd-binfmt.service"); err != nil {
 		return err
 	}
 	for _, d := range []string{"etc/kubernetes/manifests", "opt/cni/bin", "etc/cni/net.d", "kind/manifests"} {
