@@ -1,13 +1,15 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -361,11 +363,8 @@ func (c *Controller) Zones() []ZoneView {
 		}
 	}
 	c.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Group != out[j].Group {
-			return out[i].Group < out[j].Group
-		}
-		return out[i].Zone < out[j].Zone
+	slices.SortFunc(out, func(a, b ZoneView) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Zone, b.Zone))
 	})
 	return out
 }

@@ -2,7 +2,8 @@ package render
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -94,11 +95,7 @@ func ObjectsYAML(objs []*unstructured.Unstructured) ([]byte, error) {
 // renderComponents builds a kustomization of components only, with images
 // (name in the manifests -> exact reference) and an optional namespace.
 func renderComponents(what, namespace string, comps []string, images map[string]string) ([]*unstructured.Unstructured, error) {
-	var names []string
-	for n := range images {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(images))
 	top := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\ncomponents:\n"
 	for _, c := range comps {
 		top += "  - " + c + "\n"
