@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"reflect"
@@ -165,12 +166,7 @@ type RouteJSON struct {
 func serveIndex(routes []apiRoute) handler {
 	var idx IndexJSON
 	for _, rt := range routes {
-		ms := make([]string, 0, len(rt.handlers))
-		for m := range rt.handlers {
-			ms = append(ms, m)
-		}
-		slices.Sort(ms)
-		idx.Routes = append(idx.Routes, RouteJSON{Path: rt.path, Methods: ms})
+		idx.Routes = append(idx.Routes, RouteJSON{Path: rt.path, Methods: slices.Sorted(maps.Keys(rt.handlers))})
 	}
 	return func(w http.ResponseWriter, _ *http.Request, _ Principal) { writeJSON(w, http.StatusOK, idx) }
 }
@@ -196,11 +192,7 @@ type handler func(w http.ResponseWriter, r *http.Request, p Principal)
 // methods authenticates the caller and dispatches on the method: 401 for a
 // missing or unknown key, 405 (JSON) for an unknown method.
 func (s *Server) methods(hs map[string]handler) http.HandlerFunc {
-	allow := make([]string, 0, len(hs))
-	for m := range hs {
-		allow = append(allow, m)
-	}
-	slices.Sort(allow)
+	allow := slices.Sorted(maps.Keys(hs))
 	return func(w http.ResponseWriter, r *http.Request) {
 		h, ok := hs[r.Method]
 		if !ok {
@@ -282,17 +274,20 @@ func fullView(v controller.ZoneView) WorkersView {
 	if out.Workers == nil {
 		out.Workers = []controller.WorkerView{}
 	}
-	if d := v.LastDecision; d != nil {
-		out.LastDecision = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
-	}
-	if d := v.LastScale; d != nil {
-		out.LastScale = &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
-	}
+	out.LastDecision, out.LastScale = toLastDecision(v.LastDecision), toLastDecision(v.LastScale)
 	if !v.LastChange.IsZero() {
 		t := v.LastChange
 		out.LastChange = &t
 	}
 	return out
+}
+
+// toLastDecision is d in the API's shape; nil for nil.
+func toLastDecision(d *autoscaler.Decision) *lastDecision {
+	if d == nil {
+		return nil
+	}
+	return &lastDecision{Action: d.Action, From: d.From, To: d.To, Reason: d.Reason, At: d.At}
 }
 
 func (s *Server) getWorkers(w http.ResponseWriter, r *http.Request, p Principal) {

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strconv"
@@ -190,13 +192,10 @@ func (pg *pages) data(se *session, title, nav string) pageData {
 	if se != nil {
 		d.CSRF, d.Flash = se.csrf, se.flash
 		d.User = &userView{Name: se.p.Name, Role: string(se.p.Role), Audit: se.p.MayReadAudit(), Config: se.p.MayConfigure()}
-		seen := map[string]bool{}
-		for _, z := range pg.s.c.Zones() {
-			if !seen[z.Group] {
-				seen[z.Group] = true
-				d.Groups = append(d.Groups, z.Group)
-			}
+		for _, z := range pg.s.c.Zones() { // sorted by group
+			d.Groups = append(d.Groups, z.Group)
 		}
+		d.Groups = slices.Compact(d.Groups)
 	}
 	return d
 }
@@ -383,24 +382,6 @@ func (pg *pages) signout(w http.ResponseWriter, r *http.Request, se *session, _ 
 
 // --- calling the API's own handlers ------------------------------------------
 
-// captured records an API handler's answer.
-type captured struct {
-	h      http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func (c *captured) Header() http.Header { return c.h }
-func (c *captured) WriteHeader(status int) {
-	if c.status == 0 {
-		c.status = status
-	}
-}
-func (c *captured) Write(b []byte) (int, error) {
-	c.WriteHeader(http.StatusOK)
-	return c.body.Write(b)
-}
-
 // call runs the API handler h for p as if it had been sent method with the
 // path values vals, the query q and the JSON body, and returns its status
 // and body.
@@ -413,12 +394,9 @@ func (pg *pages) call(r *http.Request, p Principal, h handler, method string, va
 	for k, v := range vals {
 		req.SetPathValue(k, v)
 	}
-	c := &captured{h: http.Header{}}
-	h(c, req, p)
-	if c.status == 0 {
-		c.status = http.StatusOK
-	}
-	return c.status, c.body.Bytes()
+	rec := httptest.NewRecorder()
+	h(rec, req, p)
+	return rec.Code, rec.Body.Bytes()
 }
 
 // apiError is the "error" of an API error body.
@@ -656,10 +634,7 @@ func changedOnly(f url.Values) url.Values {
 		return ok && len(was) > 0 && strings.TrimSpace(f.Get(k)) == strings.TrimSpace(was[0])
 	}
 	sameCount, sameMax := same("count"), same("max_count")
-	out := url.Values{}
-	for k, v := range f {
-		out[k] = v
-	}
+	out := maps.Clone(f)
 	if sameMax && f.Get("count") != "" {
 		delete(out, "max_count")
 	}
