@@ -470,7 +470,7 @@ func Parse(name string, r io.Reader) (*Results, error) {
 }
 
 // appendRecord decodes one record's data and appends it to list (also when
-// decoding fails, as before: the caller reports the error with the line).
+// decoding fails: Parse then reports the error with the line and drops res).
 func appendRecord[T any](data json.RawMessage, list *[]T) error {
 	var v T
 	err := json.Unmarshal(data, &v)
@@ -478,6 +478,8 @@ func appendRecord[T any](data json.RawMessage, list *[]T) error {
 	return err
 }
 
+// add decodes rec into res; on an error res is partly filled, and Parse
+// drops it.
 func (res *Results) add(rec record) error {
 	switch rec.Kind {
 	case KindRun:
@@ -491,12 +493,8 @@ func (res *Results) add(rec record) error {
 	case KindEvent:
 		return appendRecord(rec.Data, &res.Events)
 	case KindReadyz:
-		var f ReadyzFailure
-		if err := json.Unmarshal(rec.Data, &f); err != nil {
-			return err
-		}
 		res.Readyz = append(res.Readyz, rec.Data)
-		res.ReadyzFailures = append(res.ReadyzFailures, f)
+		return appendRecord(rec.Data, &res.ReadyzFailures)
 	case KindVerdict:
 		return appendRecord(rec.Data, &res.Verdicts)
 	case KindLoad:
@@ -504,17 +502,11 @@ func (res *Results) add(rec record) error {
 	case KindTimeline:
 		return appendRecord(rec.Data, &res.Timeline)
 	case KindSummary:
-		var r Row
-		if err := json.Unmarshal(rec.Data, &r); err != nil {
-			return err
-		}
-		res.Summary = &r
+		res.Summary = new(Row)
+		return json.Unmarshal(rec.Data, res.Summary)
 	case KindEnd:
-		var e End
-		if err := json.Unmarshal(rec.Data, &e); err != nil {
-			return err
-		}
-		res.End = &e
+		res.End = new(End)
+		return json.Unmarshal(rec.Data, res.End)
 	}
 	return nil // unknown kinds are skipped (newer minor writers)
 }
