@@ -64,34 +64,21 @@ func buildHTML(runs []*reports.Results, o Options) (htmlPage, error) {
 	ours, all := Rows(runs, o)
 	page := htmlPage{SourceCount: len(runs), Screenshots: o.Screenshots, ScreenshotsDir: ScreenshotsDir}
 	page.Table.Header = o.Columns.header()
-	for _, r := range all {
-		page.Table.Rows = append(page.Table.Rows, o.Columns.cells(r))
-	}
+	page.Table.Rows = o.Columns.rows(all)
 	if o.Published {
 		page.Published = PublishedSource
 		page.ProfileNote = profileNote(runs)
-		page.Ratios.Header = []string{"Ours ÷ published", "Up to 3", "Back to 1", "Calls ok", "429 (back-pressure)"}
-		for _, r := range Ratios(ours, Published()) {
-			page.Ratios.Rows = append(page.Ratios.Rows, []string{r.Ours + " ÷ " + r.Published, FormatRatio(r.UpTo3),
-				FormatRatio(r.BackTo1), FormatRatio(r.CallsOK), FormatRatio(r.TooMany)})
-		}
+		page.Ratios.Header, page.Ratios.Rows = ratioTable(Ratios(ours, Published()))
 	}
 	for ri, res := range runs {
 		hr := htmlRun{Title: res.RunTitle(), Source: res.Path}
 		if res.Incomplete {
 			hr.Incomplete = res.IncompleteReason
 		}
-		ended := "—"
-		if res.End != nil {
-			ended = fmt.Sprintf("%s (%s), exit code %d", fmtTime(res.End.Ended), fmtS(res.End.Ended.Sub(res.Meta.Started).Seconds()), res.End.ExitCode)
-			if res.End.Reason != "" {
-				ended += ": " + res.End.Reason
-			}
-		}
 		hr.Meta = [][2]string{
 			{"source", res.Path}, {"platform", res.Meta.Platform}, {"profile", res.Meta.Profile},
 			{"version", orDash(res.Meta.Version) + ", commit " + orDash(res.Meta.Commit)}, {"policy", orDash(res.Meta.Policy)},
-			{"started", fmtTime(res.Meta.Started)}, {"ended", ended}, {"settings", strings.Join(sortedSettings(res.Meta.Settings), "  ")},
+			{"started", fmtTime(res.Meta.Started)}, {"ended", endedText(res)}, {"settings", strings.Join(sortedSettings(res.Meta.Settings), "  ")},
 		}
 		views := res.Views()
 		hr.Summary = htmlTable{Header: scenarioHeader, Rows: scenarioRows(views)}

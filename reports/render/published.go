@@ -80,14 +80,16 @@ func FormatRatio(r *float64) string {
 // WriteRatios writes the ratios as a Markdown table (markdown true) or an
 // aligned text table.
 func WriteRatios(w io.Writer, rs []Ratio, markdown bool) error {
-	h := []string{"Ours ÷ published", "Up to 3", "Back to 1", "Calls ok", "429 (back-pressure)"}
-	rows := [][]string{}
+	h, rows := ratioTable(rs)
+	return writeTable(w, markdown, h, rows)
+}
+
+// ratioTable is the header and rows of the ratios' table.
+func ratioTable(rs []Ratio) (header []string, rows [][]string) {
+	rows = [][]string{}
 	for _, r := range rs {
 		rows = append(rows, []string{r.Ours + " ÷ " + r.Published, FormatRatio(r.UpTo3), FormatRatio(r.BackTo1),
 			FormatRatio(r.CallsOK), FormatRatio(r.TooMany)})
 	}
-	if markdown {
-		return writeMarkdownTable(w, h, rows)
-	}
-	return writeTextTable(w, h, rows)
+	return []string{"Ours ÷ published", "Up to 3", "Back to 1", "Calls ok", "429 (back-pressure)"}, rows
 }

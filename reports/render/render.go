@@ -195,14 +195,7 @@ func RenderMarkdown(w io.Writer, runs []*reports.Results, o Options) error {
 		}
 		ew.printf("- source: `%s`\n", res.Path)
 		ew.printf("- version %s, commit %s, policy %s\n", orDash(res.Meta.Version), orDash(res.Meta.Commit), orDash(res.Meta.Policy))
-		ended := "—"
-		if res.End != nil {
-			ended = fmt.Sprintf("%s (%s), exit code %d", fmtTime(res.End.Ended), fmtS(res.End.Ended.Sub(res.Meta.Started).Seconds()), res.End.ExitCode)
-			if res.End.Reason != "" {
-				ended += ": " + res.End.Reason
-			}
-		}
-		ew.printf("- started %s, ended %s\n", fmtTime(res.Meta.Started), ended)
+		ew.printf("- started %s, ended %s\n", fmtTime(res.Meta.Started), endedText(res))
 		ew.printf("- latency: %s\n", latencyNote(res.LoadModel()))
 		if len(res.Meta.Settings) > 0 {
 			ew.printf("- settings: `%s`\n", strings.Join(sortedSettings(res.Meta.Settings), "` `"))
@@ -448,4 +441,17 @@ func runLabel(res *reports.Results) string {
 		l += ", " + res.Meta.Policy
 	}
 	return l
+}
+
+// endedText is when and how res's run ended: its end time, how long after
+// the start, the exit code and the reason; "—" without an end record.
+func endedText(res *reports.Results) string {
+	if res.End == nil {
+		return "—"
+	}
+	ended := fmt.Sprintf("%s (%s), exit code %d", fmtTime(res.End.Ended), fmtS(res.End.Ended.Sub(res.Meta.Started).Seconds()), res.End.ExitCode)
+	if res.End.Reason != "" {
+		ended += ": " + res.End.Reason
+	}
+	return ended
 }

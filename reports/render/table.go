@@ -137,20 +137,29 @@ func (c Columns) cells(r reports.Row) []string {
 // WriteTable writes rows as an aligned plain-text table in the published layout
 // (times in whole seconds, "—" for never; counts with thousands spaced).
 func WriteTable(w io.Writer, rows []reports.Row, c Columns) error {
-	cells := make([][]string, 0, len(rows))
-	for _, r := range rows {
-		cells = append(cells, c.cells(r))
-	}
-	return writeTextTable(w, c.header(), cells)
+	return writeTextTable(w, c.header(), c.rows(rows))
 }
 
 // WriteMarkdown writes rows as a Markdown table in the published layout.
 func WriteMarkdown(w io.Writer, rows []reports.Row, c Columns) error {
+	return writeMarkdownTable(w, c.header(), c.rows(rows))
+}
+
+func (c Columns) rows(rows []reports.Row) [][]string {
 	cells := make([][]string, 0, len(rows))
 	for _, r := range rows {
 		cells = append(cells, c.cells(r))
 	}
-	return writeMarkdownTable(w, c.header(), cells)
+	return cells
+}
+
+// writeTable writes header and rows as a Markdown table when markdown, else
+// as an aligned text table.
+func writeTable(w io.Writer, markdown bool, header []string, rows [][]string) error {
+	if markdown {
+		return writeMarkdownTable(w, header, rows)
+	}
+	return writeTextTable(w, header, rows)
 }
 
 func writeTextTable(w io.Writer, header []string, rows [][]string) error {
@@ -266,8 +275,5 @@ func WriteTargetTable(w io.Writer, vs []reports.Verdict, markdown bool) error {
 	for _, r := range TargetRows(vs) {
 		rows = append(rows, r.cells())
 	}
-	if markdown {
-		return writeMarkdownTable(w, targetHeader, rows)
-	}
-	return writeTextTable(w, targetHeader, rows)
+	return writeTable(w, markdown, targetHeader, rows)
 }

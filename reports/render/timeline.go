@@ -42,10 +42,7 @@ func WriteTimeline(w io.Writer, points []reports.TimelinePoint, every int, markd
 		return err
 	}
 	rows := timelineRows(points, every)
-	if markdown {
-		return writeMarkdownTable(w, timelineHeader, rows)
-	}
-	return writeTextTable(w, timelineHeader, rows)
+	return writeTable(w, markdown, timelineHeader, rows)
 }
 
 // timelineEvery thins a long timeline for the reports to about 60 rows.
