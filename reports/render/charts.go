@@ -189,17 +189,30 @@ func line(pts plotter.XYs, c color.Color, width float64, dashed bool, step plott
 	return l, nil
 }
 
-// addSeries adds a named line when it has points.
-func addSeries(p *chart, name string, pts plotter.XYs, c color.Color, width float64, dashed bool, step plotter.StepKind) error {
-	if len(pts) == 0 {
-		return nil
+// series is a named line: its points, colour, width in points, dash and
+// step kind.
+type series struct {
+	name   string
+	pts    plotter.XYs
+	c      color.Color
+	width  float64
+	dashed bool
+	step   plotter.StepKind
+}
+
+// addSeries adds each named line that has points, in order.
+func addSeries(p *chart, ss ...series) error {
+	for _, s := range ss {
+		if len(s.pts) == 0 {
+			continue
+		}
+		l, err := line(s.pts, s.c, s.width, s.dashed, s.step)
+		if err != nil {
+			return err
+		}
+		p.p.Add(l)
+		p.legend(s.name, l)
 	}
-	l, err := line(pts, c, width, dashed, step)
-	if err != nil {
-		return err
-	}
-	p.p.Add(l)
-	p.legend(name, l)
 	return nil
 }
 
@@ -248,17 +261,10 @@ func countChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 		return nil, err
 	}
 	p.p.Y.Tick.Marker = integerTicks{}
-	for _, s := range []struct {
-		name   string
-		pts    plotter.XYs
-		c      color.Color
-		w      float64
-		dashed bool
-	}{{"max", holdToEnd(mx, xmax), colBlack, 1.2, true}, {"count", holdToEnd(count, xmax), colBlue, 2, false},
-		{"ready", holdToEnd(ready, xmax), colGreen, 1.2, false}} {
-		if err := addSeries(p, s.name, s.pts, s.c, s.w, s.dashed, plotter.PostStep); err != nil {
-			return nil, err
-		}
+	if err := addSeries(p, series{"max", holdToEnd(mx, xmax), colBlack, 1.2, true, plotter.PostStep},
+		series{"count", holdToEnd(count, xmax), colBlue, 2, false, plotter.PostStep},
+		series{"ready", holdToEnd(ready, xmax), colGreen, 1.2, false, plotter.PostStep}); err != nil {
+		return nil, err
 	}
 	var dec, rdy, srv plotter.XYs
 	for _, e := range v.Events {
@@ -347,10 +353,8 @@ func inflightChart(v reports.ScenarioView, xmax float64, maxInflight int) (*char
 	if err := finishY(p, top, v.Events, xmax); err != nil {
 		return nil, err
 	}
-	if err := addSeries(p, "limit", holdToEnd(limit, float64(v.Seconds[len(v.Seconds)-1].T+1)), colRed, 1.2, true, plotter.PostStep); err != nil {
-		return nil, err
-	}
-	if err := addSeries(p, "in flight", inflight, colBlue, 2, false, plotter.NoStep); err != nil {
+	if err := addSeries(p, series{"limit", holdToEnd(limit, float64(v.Seconds[len(v.Seconds)-1].T+1)), colRed, 1.2, true, plotter.PostStep},
+		series{"in flight", inflight, colBlue, 2, false, plotter.NoStep}); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -376,14 +380,9 @@ func callsChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 	if !anyOther {
 		other = nil
 	}
-	for _, s := range []struct {
-		name string
-		pts  plotter.XYs
-		c    color.Color
-	}{{"ok", ok, colGreen}, {"429", tooMany, colOrange}, {"5xx", s5xx, colRed}, {"other errors", other, colGray}} {
-		if err := addSeries(p, s.name, s.pts, s.c, 1.6, false, plotter.NoStep); err != nil {
-			return nil, err
-		}
+	if err := addSeries(p, series{"ok", ok, colGreen, 1.6, false, plotter.NoStep}, series{"429", tooMany, colOrange, 1.6, false, plotter.NoStep},
+		series{"5xx", s5xx, colRed, 1.6, false, plotter.NoStep}, series{"other errors", other, colGray, 1.6, false, plotter.NoStep}); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -405,14 +404,9 @@ func latencyChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 	if err := finishY(p, top, v.Events, xmax); err != nil {
 		return nil, err
 	}
-	for _, s := range []struct {
-		name string
-		pts  plotter.XYs
-		c    color.Color
-	}{{"p50", p50, colBlue}, {"p95", p95, colPurple}, {"p99", p99, colRed}} {
-		if err := addSeries(p, s.name, s.pts, s.c, 1.6, false, plotter.NoStep); err != nil {
-			return nil, err
-		}
+	if err := addSeries(p, series{"p50", p50, colBlue, 1.6, false, plotter.NoStep}, series{"p95", p95, colPurple, 1.6, false, plotter.NoStep},
+		series{"p99", p99, colRed, 1.6, false, plotter.NoStep}); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
