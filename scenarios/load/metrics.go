@@ -63,6 +63,28 @@ type bucket struct {
 	hist               *hdr.Histogram // allocated on first latency
 }
 
+// add adds o's counts to b, and o's latencies when it has any (o's
+// histogram becomes b's when b has none).
+func (b *bucket) add(o bucket) {
+	b.started += o.started
+	b.completed += o.completed
+	b.vus += o.vus
+	b.dropped += o.dropped
+	if len(o.classes) > 0 && b.classes == nil {
+		b.classes = map[Class]int64{}
+	}
+	for c, n := range o.classes {
+		b.classes[c] += n
+	}
+	if o.hist != nil {
+		if b.hist == nil {
+			b.hist = o.hist
+		} else {
+			b.hist.Merge(o.hist)
+		}
+	}
+}
+
 // Snapshot is the live progress of a run.
 type Snapshot struct {
 	Elapsed   time.Duration // since the run start (to its end once done)
@@ -406,25 +428,8 @@ func (m *Metrics) Merge(o *Metrics) {
 	}
 	peak := max(m.peakVUs, oPeak)
 	for i, ob := range oBuckets {
-		b := &m.buckets[i]
-		b.started += ob.started
-		b.completed += ob.completed
-		b.vus += ob.vus
-		b.dropped += ob.dropped
-		peak = max(peak, b.vus)
-		if len(ob.classes) > 0 && b.classes == nil {
-			b.classes = map[Class]int64{}
-		}
-		for c, n := range ob.classes {
-			b.classes[c] += n
-		}
-		if ob.hist != nil {
-			if b.hist == nil {
-				b.hist = ob.hist
-			} else {
-				b.hist.Merge(ob.hist)
-			}
-		}
+		m.buckets[i].add(ob)
+		peak = max(peak, m.buckets[i].vus)
 	}
 	m.peakVUs = peak
 }

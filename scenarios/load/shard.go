@@ -275,16 +275,7 @@ func MergeShards(start time.Time, rs []ShardResult) *Metrics {
 				m.buckets = append(m.buckets, bucket{})
 			}
 			b := &m.buckets[i]
-			b.started += s.Started
-			b.completed += s.Completed
-			b.vus += s.VUs
-			b.dropped += s.Dropped
-			if len(s.Classes) > 0 && b.classes == nil {
-				b.classes = map[Class]int64{}
-			}
-			for c, n := range s.Classes {
-				b.classes[c] += n
-			}
+			b.add(bucket{started: s.Started, completed: s.Completed, classes: s.Classes, vus: s.VUs, dropped: s.Dropped})
 			if s.Histogram != "" {
 				if h, err := decodeHist(s.Histogram, secondSigFigs); err == nil {
 					if b.hist == nil {
