@@ -213,10 +213,10 @@ func (c *Calibration) Write(w io.Writer) error {
 	fmt.Fprintf(w, "  first pass    %s after the run's start (the scheduler's phase)\n  %d simulated runs\n\n", c.Phase, c.Runs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\treal\tsim, fitted\tfitted vs real\tsim, not fitted\tnot fitted vs real")
-	fmt.Fprintf(tw, "time to max (sustained)\t%s\t%s\t%s\t%s\t%s\n", s(c.Real.UpToMaxS), s(c.Sim.UpToMaxS), delta(c.Sim.UpToMaxS, c.Real.UpToMaxS),
-		s(c.Unfitted.UpToMaxS), delta(c.Unfitted.UpToMaxS, c.Real.UpToMaxS))
-	fmt.Fprintf(tw, "back to 1 (sustained)\t%s\t%s\t%s\t%s\t%s\n", s(c.Real.BackTo1S), s(c.Sim.BackTo1S), delta(c.Sim.BackTo1S, c.Real.BackTo1S),
-		s(c.Unfitted.BackTo1S), delta(c.Unfitted.BackTo1S, c.Real.BackTo1S))
+	fmt.Fprintf(tw, "time to max (sustained)\t%s\t%s\t%s\t%s\t%s\n", Secs(c.Real.UpToMaxS), Secs(c.Sim.UpToMaxS), delta(c.Sim.UpToMaxS, c.Real.UpToMaxS),
+		Secs(c.Unfitted.UpToMaxS), delta(c.Unfitted.UpToMaxS, c.Real.UpToMaxS))
+	fmt.Fprintf(tw, "back to 1 (sustained)\t%s\t%s\t%s\t%s\t%s\n", Secs(c.Real.BackTo1S), Secs(c.Sim.BackTo1S), delta(c.Sim.BackTo1S, c.Real.BackTo1S),
+		Secs(c.Unfitted.BackTo1S), delta(c.Unfitted.BackTo1S, c.Real.BackTo1S))
 	fmt.Fprintf(tw, "429 share of all calls\t%.2f %%\t%.2f %%\t%s\t%.2f %%\t%s\n", c.Real.Pct429, c.Sim.Pct429, delta(c.Sim.Pct429, c.Real.Pct429),
 		c.Unfitted.Pct429, delta(c.Unfitted.Pct429, c.Real.Pct429))
 	fmt.Fprintf(tw, "calls ok\t%d\t%d\t%s\t%d\t%s\n", c.Real.CallsOK, c.Sim.CallsOK, delta(float64(c.Sim.CallsOK), float64(c.Real.CallsOK)),
@@ -224,7 +224,9 @@ func (c *Calibration) Write(w io.Writer) error {
 	return tw.Flush()
 }
 
-func s(v float64) string {
+// Secs renders a time in seconds as the sim's tables do ("178 s"), "never"
+// when negative (a level never reached).
+func Secs(v float64) string {
 	if v < 0 {
 		return "never"
 	}

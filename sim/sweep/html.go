@@ -19,6 +19,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/scaleproof/scaleproof/reports/render"
+	"github.com/scaleproof/scaleproof/sim"
 )
 
 // metric is one heatmap's quantity.
@@ -220,7 +221,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		if p.Err != "" {
 			c = append(c, "error: "+p.Err, "", "", "", "no")
 		} else {
-			c = append(c, secs(p.Metrics.UpToMaxS), secs(p.Metrics.BackTo1S), fmt.Sprintf("%.2f", p.Metrics.Pct429),
+			c = append(c, sim.Secs(p.Metrics.UpToMaxS), sim.Secs(p.Metrics.BackTo1S), fmt.Sprintf("%.2f", p.Metrics.Pct429),
 				fmt.Sprintf("%.0f", p.Metrics.ReplicaS), yes(p.Passed))
 		}
 		rows = append(rows, row{Cells: c, Fail: p.Err != "" || !p.Passed})

@@ -181,19 +181,12 @@ func (r *Result) WriteTable(w io.Writer) error {
 		if p.Err != "" {
 			row = append(row, "error: "+p.Err)
 		} else {
-			row = append(row, secs(p.Metrics.UpToMaxS), secs(p.Metrics.BackTo1S),
+			row = append(row, sim.Secs(p.Metrics.UpToMaxS), sim.Secs(p.Metrics.BackTo1S),
 				fmt.Sprintf("%.2f", p.Metrics.Pct429), fmt.Sprintf("%.0f", p.Metrics.ReplicaS), yes(p.Passed))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	return tw.Flush()
-}
-
-func secs(s float64) string {
-	if s < 0 {
-		return "never"
-	}
-	return fmt.Sprintf("%.0f s", s)
 }
 
 func yes(b bool) string {
