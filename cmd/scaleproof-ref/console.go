@@ -207,15 +207,9 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 	if err := o.stepConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if set, err := parseFaults(o.fault, "console"); err != nil {
-		errs = append(errs, err)
-	} else {
-		o.faults = set
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return nil
+	var err error
+	o.faults, err = parseFaults(o.fault, "console")
+	return usageErrors(append(errs, err))
 }
 
 func (o *consoleFlags) stepConfig() autoscaler.StepConfig {

@@ -111,15 +111,9 @@ func (o *edgeFlags) resolve() error {
 	if o.inflightMaxAge < 0 {
 		errs = append(errs, fmt.Errorf("--inflight-max-age %s: want >= 0", o.inflightMaxAge))
 	}
-	if set, err := parseFaults(o.fault, "edge"); err != nil {
-		errs = append(errs, err)
-	} else {
-		o.faults = set
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return nil
+	var err error
+	o.faults, err = parseFaults(o.fault, "edge")
+	return usageErrors(append(errs, err))
 }
 
 func runEdge(ctx context.Context, o edgeFlags) error {

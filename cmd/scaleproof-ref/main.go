@@ -64,6 +64,15 @@ exits 0.`,
 	}
 }
 
+// usageErrors joins a server's flag errors into one usage error (exit
+// code 2), or nil when there are none (nil entries are dropped).
+func usageErrors(errs []error) error {
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return nil
+}
+
 // noArgs is the Args check of a subcommand that takes none: extra
 // arguments are a usage error (exit 2) naming the subcommand.
 func noArgs(name string) cobra.PositionalArgs {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -78,10 +77,7 @@ func (o *schedulerFlags) check() error {
 	if o.drain <= 0 {
 		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return nil
+	return usageErrors(errs)
 }
 
 func runScheduler(ctx context.Context, o schedulerFlags) error {

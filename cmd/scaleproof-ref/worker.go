@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -115,15 +114,9 @@ func (o *workerFlags) resolve(cmd *cobra.Command) error {
 	if !versionRE.MatchString(o.version) {
 		errs = append(errs, fmt.Errorf("--version %q: want 1 to 63 letters, digits, '.', '_' or '-'", o.version))
 	}
-	if set, err := parseFaults(o.fault, "worker"); err != nil {
-		errs = append(errs, err)
-	} else {
-		o.faults = set
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	return nil
+	var err error
+	o.faults, err = parseFaults(o.fault, "worker")
+	return usageErrors(append(errs, err))
 }
 
 func runWorker(ctx context.Context, o workerFlags) error {
