@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -139,12 +140,7 @@ const NothingJudged = "nothing judged: every scenario was skipped"
 
 // AllSkipped reports whether there are verdicts and every one is a skip.
 func AllSkipped(vs []reports.Verdict) bool {
-	for _, v := range vs {
-		if v.Skipped == "" {
-			return false
-		}
-	}
-	return len(vs) > 0
+	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v reports.Verdict) bool { return v.Skipped == "" })
 }
 
 // Close writes the run's summary row into its results and, unless the run
