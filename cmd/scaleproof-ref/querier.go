@@ -87,9 +87,6 @@ func (o *querierFlags) check() error {
 }
 
 func runQuerier(ctx context.Context, o querierFlags) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("server", "querier")
 	work := time.Duration(o.workMS) * time.Millisecond
 	if o.workMS == 0 {

@@ -81,9 +81,6 @@ func (o *schedulerFlags) check() error {
 }
 
 func runScheduler(ctx context.Context, o schedulerFlags) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("server", "scheduler")
 	s := scheduler.New(scheduler.Config{MaxQueue: o.maxQueue, Window: o.window, MaxCallTime: o.maxCallTime, Logger: log})
 	ln, err := serve.Listen(o.listen)
