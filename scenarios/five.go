@@ -114,7 +114,7 @@ func viewerRefusedFlow(ctx context.Context, w World) error {
 			none = " (the scenario changed no count)"
 		}
 		w.Check(string(target.FactTrailActor), (len(entries) > 0 || w.ConsoleAPI()) && len(anon) == 0,
-			"%d trail entries since the scenario's start%s, %d name no actor%s", len(entries), none, len(anon), listFirst(anon, 5))
+			"%d trail entries since the scenario's start%s, %d name no actor%s", len(entries), none, len(anon), listed(anon))
 	}
 	return nil
 }
@@ -591,11 +591,7 @@ func judgeScalesUp(w World, from time.Time) {
 // Bound (FactTrail; the trail read now).
 func judgeBoundsAndTrail(ctx context.Context, w World) error {
 	samples := goodSince(w.Samples(), time.Time{})
-	if w.Applies(target.FactWithinBounds) {
-		bad := outOfBounds(samples, w.Since)
-		w.Check(string(target.FactWithinBounds), len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",
-			len(samples), len(bad), listFirst(bad, 5))
-	}
+	judgeWithinBounds(w, samples)
 	if w.Applies(target.FactTrail) {
 		trail, err := w.Trail(ctx)
 		if err != nil {
@@ -606,9 +602,20 @@ func judgeBoundsAndTrail(ctx context.Context, w World) error {
 		missing := missingFromTrail(changes, trail, bound, w.Since)
 		w.Check(string(target.FactTrail), len(changes) > 0 && len(missing) == 0,
 			"%d changes of the count seen, %d trail entries, %d changes with no entry within %s%s",
-			len(changes), len(trail), len(missing), bound, listFirst(missing, 5))
+			len(changes), len(trail), len(missing), bound, listed(missing))
 	}
 	return nil
+}
+
+// judgeWithinBounds judges FactWithinBounds over the good readings
+// samples: there is one, and each has min <= count <= max.
+func judgeWithinBounds(w World, samples []target.Sample) {
+	if !w.Applies(target.FactWithinBounds) {
+		return
+	}
+	bad := outOfBounds(samples, w.Since)
+	w.Check(string(target.FactWithinBounds), len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",
+		len(samples), len(bad), listed(bad))
 }
 
 // Burst: "a 45 s burst". Load for the burst's length, then idle: the peak
@@ -795,7 +802,7 @@ func judgeLoweredMax(ctx context.Context, w World, c target.Contract) error {
 		}
 	}
 	w.Check(fact, len(above) == 0, "count %d, max %d at t=%.1fs (%s); %d samples above %d while the load held %s more%s",
-		x.Count, x.Max, w.Since(x.At), within, len(above), loweredTo, p.LoweredHold, listFirst(above, 5))
+		x.Count, x.Max, w.Since(x.At), within, len(above), loweredTo, p.LoweredHold, listed(above))
 	return nil
 }
 

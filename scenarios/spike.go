@@ -230,11 +230,7 @@ func judgeSpikeContract(ctx context.Context, w World, lp load.Profile, from, end
 			orText(ok, fmt.Sprintf("count %d > min %d at t=%.1fs", x.Count, x.Min, w.Since(x.At)), "the count never rose above min"),
 			at, b, iv)
 	}
-	if w.Applies(target.FactWithinBounds) {
-		bad := outOfBounds(samples, w.Since)
-		w.Check(string(target.FactWithinBounds), len(samples) > 0 && len(bad) == 0, "%d readings, %d outside min and max%s",
-			len(samples), len(bad), listFirst(bad, 5))
-	}
+	judgeWithinBounds(w, samples)
 	if w.Applies(target.FactNoEarlyScaleDown) {
 		b := w.Contract(target.FactNoEarlyScaleDown).Bound
 		drops := loadDrops(from, lp)
@@ -247,7 +243,7 @@ func judgeSpikeContract(ctx context.Context, w World, lp load.Profile, from, end
 		}
 		w.Check(string(target.FactNoEarlyScaleDown), downs > 0 && len(early) == 0,
 			"%d steps down seen, %d before %s had passed since the load's latest drop (drops at %s)%s",
-			downs, len(early), b, timesSince(drops, w.Since), listFirst(early, 5))
+			downs, len(early), b, timesSince(drops, w.Since), listed(early))
 	}
 	if w.Applies(target.FactBackToMin) {
 		b := w.Contract(target.FactBackToMin).Bound
@@ -397,7 +393,7 @@ func judgeSignal(w World, band followBand, points []SignalPoint, source string) 
 	checked, bad := judgeFollow(band, points, w.Samples())
 	w.Check(fmt.Sprintf("replicas follow the signal within %s up, %s down", band.WindowUp, band.WindowDown),
 		checked > 0 && len(bad) == 0, "%d samples checked against threshold %g on %s, %d outside the band%s",
-		checked, band.Threshold, source, len(bad), listFirst(bad, 5))
+		checked, band.Threshold, source, len(bad), listed(bad))
 }
 
 // spikeBand is the judgement's band for the zone's policy. For hpa it is
@@ -532,18 +528,6 @@ func judgeFollow(b followBand, signal []SignalPoint, counts []observe.Sample) (i
 		}
 	}
 	return checked, bad
-}
-
-func listFirst(lines []string, n int) string {
-	if len(lines) == 0 {
-		return ""
-	}
-	more := ""
-	if len(lines) > n {
-		more = fmt.Sprintf("; and %d more", len(lines)-n)
-		lines = lines[:n]
-	}
-	return ": " + strings.Join(lines, "; ") + more
 }
 
 // roundPoints are the console's query rounds as signal points: each round's

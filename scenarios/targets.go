@@ -300,14 +300,7 @@ func (s *Scope) waitFor(ctx context.Context, what string, timeout time.Duration,
 		}
 	}
 	return last, fmt.Errorf("%w after %s waiting for %s (last reading: count %d, ready %d, desired %d, min %d, max %d%s)",
-		errTimeout, timeout, what, last.Count, last.Ready, last.Desired, last.Min, last.Max, semiSuffix(last.Err))
-}
-
-func semiSuffix(e string) string {
-	if e == "" {
-		return ""
-	}
-	return "; " + e
+		errTimeout, timeout, what, last.Count, last.Ready, last.Desired, last.Min, last.Max, suffix(last.Err))
 }
 
 // hold samples for d (every sample interval), or until stop returns true.
