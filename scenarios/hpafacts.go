@@ -195,6 +195,18 @@ func (h HPARules) band() string {
 	return fmt.Sprintf("[%s, %s]", strconv.FormatFloat(1-h.TolDown, 'f', -1, 64), strconv.FormatFloat(1+h.TolUp, 'f', -1, 64))
 }
 
+// upWindowLowest is the lowest recommendation of the scale-up
+// stabilization window (at − UpWindow, at], r's (the round at at) included.
+func (h HPARules) upWindowLowest(recs []hpaRec, r hpaRec, at time.Time) int {
+	lowest := r.Rec
+	for _, x := range recs {
+		if x.At.After(at.Add(-h.UpWindow)) && !x.At.After(at) {
+			lowest = min(lowest, x.Rec)
+		}
+	}
+	return lowest
+}
+
 func plusAt(t, since time.Time) string { return fmt.Sprintf("+%.1f s", t.Sub(since).Seconds()) }
 
 // JudgeHPA returns the three hpa facts for a zone's rounds and audit trail
@@ -297,13 +309,7 @@ func FactHPAScaleUp(h HPARules, recs []hpaRec, changes []Change, since time.Time
 			bad = append(bad, fmt.Sprintf("up %d->%d at %s: no query round of the console at that time", c.From, c.To, plusAt(c.At, since)))
 			continue
 		}
-		lowest := r.Rec
-		cutoff := c.At.Add(-h.UpWindow)
-		for _, x := range recs {
-			if x.At.After(cutoff) && !x.At.After(c.At) {
-				lowest = min(lowest, x.Rec)
-			}
-		}
+		lowest := h.upWindowLowest(recs, r, c.At)
 		limit := h.scaleUpLimit(c.From, changes, c.At)
 		switch {
 		case c.To > h.Max:
@@ -345,12 +351,7 @@ func FactHPALimitExercised(h HPARules, recs []hpaRec, changes []Change, since ti
 		if !ok {
 			continue
 		}
-		lowest := r.Rec
-		for _, x := range recs {
-			if x.At.After(c.At.Add(-h.UpWindow)) && !x.At.After(c.At) {
-				lowest = min(lowest, x.Rec)
-			}
-		}
+		lowest := h.upWindowLowest(recs, r, c.At)
 		if limit := h.scaleUpLimit(c.From, changes, c.At); min(lowest, h.Max) > limit {
 			bound = append(bound, fmt.Sprintf("up %d->%d at %s: recommendation %d, limit %d", c.From, c.To, plusAt(c.At, since), lowest, limit))
 		}

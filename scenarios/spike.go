@@ -547,11 +547,6 @@ func roundPoints(rounds []consoleclient.PolicyRound) []SignalPoint {
 // FactScaledUnderSpikes is spike's "scaled up under the spikes": the peak
 // count of the readings that did not fail is at least 2.
 func FactScaledUnderSpikes(samples []target.Sample) reports.Fact {
-	peak := 0
-	for _, smp := range samples {
-		if smp.Err == "" {
-			peak = max(peak, smp.Count)
-		}
-	}
+	peak := PeakCount(samples)
 	return *fact("scaled up under the spikes", peak >= 2, "peak count %d", peak)
 }
