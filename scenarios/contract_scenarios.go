@@ -124,10 +124,10 @@ func (s *Scope) forceCount(ctx context.Context, n int) (time.Time, error) {
 		return s.forceTargetCount(ctx, n)
 	}
 	if err := s.ensureSibling(ctx); err != nil {
-		return s.now(), err
+		return s.Now(), err
 	}
 	st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &n})
-	answered := s.now()
+	answered := s.Now()
 	if err != nil || st != http.StatusOK {
 		return answered, fmt.Errorf("admin PUT count %d: %s", n, httpDetail(st, err))
 	}
@@ -178,7 +178,7 @@ func (s *Scope) auditShowing(ctx context.Context, to int) ([]consoleclient.Audit
 				return entries, nil
 			}
 		}
-		if s.pause(ctx, decisionPoll) != nil {
+		if s.Pause(ctx, decisionPoll) != nil {
 			break
 		}
 	}

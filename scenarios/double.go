@@ -67,27 +67,27 @@ func NoDoubleExecution() Scenario {
 			lp := load.ConstantVUs(vus, time.Minute)
 			lp.GracefulStop = doubleFreeze + e.Profile.GracefulStop + 5*time.Second
 			l := s.loadProfile(ctx, lp)
-			if err := s.pause(ctx, time.Second); err != nil {
+			if err := s.Pause(ctx, time.Second); err != nil {
 				return err
 			}
 			if err := f.Freeze(ctx, e.Endpoints.Group, s.Zone, ws[0].ID); err != nil {
 				return skip(err)
 			}
-			perr := s.pause(ctx, doubleFreeze)
+			perr := s.Pause(ctx, doubleFreeze)
 			if err := f.Thaw(context.WithoutCancel(ctx), e.Endpoints.Group, s.Zone, ws[0].ID); err != nil {
 				return err
 			}
 			if perr != nil {
 				return perr
 			}
-			if err := s.pause(ctx, time.Second); err != nil {
+			if err := s.Pause(ctx, time.Second); err != nil {
 				return err
 			}
 			l.Stop()
 			l.Wait()
 			// The thawed worker finishes late: wait (bounded) until neither has a call in flight.
 			var after []workerMetrics
-			deadline := s.now().Add(10 * time.Second)
+			deadline := s.Now().Add(10 * time.Second)
 			for {
 				after, err = readWorkers(ctx, e, s.Zone, ws)
 				if err != nil {
@@ -97,10 +97,10 @@ func NoDoubleExecution() Scenario {
 				for _, m := range after {
 					idle = idle && m.InFlight == 0
 				}
-				if idle || s.now().After(deadline) {
+				if idle || s.Now().After(deadline) {
 					break
 				}
-				if err := s.pause(ctx, 200*time.Millisecond); err != nil {
+				if err := s.Pause(ctx, 200*time.Millisecond); err != nil {
 					return err
 				}
 			}

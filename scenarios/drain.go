@@ -53,7 +53,7 @@ func ScaleInDrain() Scenario {
 			s.Check("count steps down to 1 under the background load", err == nil, "%v",
 				errOr(err, "count 1 %.1f s after the change to %d", back.At.Sub(changed).Seconds(), max))
 			// Let the last leaving worker's calls finish before the load stops.
-			if err := s.pause(ctx, drainCallMS*time.Millisecond+time.Second); err != nil {
+			if err := s.Pause(ctx, drainCallMS*time.Millisecond+time.Second); err != nil {
 				return err
 			}
 			l.Stop()

@@ -806,10 +806,10 @@ func judgeLoweredMax(ctx context.Context, w World, c target.Contract) error {
 	return nil
 }
 
-// pause holds a phase for d (a load phase's length, not a synchronisation)
+// Pause holds a phase for d (a load phase's length, not a synchronisation)
 // on the run's clock (Env.Clock), returning early with an error wrapping
-// errStopped when ctx ends.
-func (s *Scope) pause(ctx context.Context, d time.Duration) error {
+// errStopped when ctx ends (World).
+func (s *Scope) Pause(ctx context.Context, d time.Duration) error {
 	if s.env.Target != nil { // a target is read only when a scenario reads it: it is read while it pauses
 		if err := s.hold(ctx, d, nil); err != nil {
 			return fmt.Errorf("%w: %v", errStopped, err)

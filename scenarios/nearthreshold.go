@@ -91,10 +91,10 @@ func NearThreshold() Scenario {
 			s.Phase(fmt.Sprintf("steady load: %d VUs for %s on %d replicas", vus, hold, n))
 			lp := load.ConstantVUs(vus, hold)
 			lp.GracefulStop, lp.ThinkTime = e.Profile.GracefulStop, 0
-			start := s.now()
+			start := s.Now()
 			l := s.loadProfile(ctx, lp)
 			l.Wait()
-			end := s.now()
+			end := s.Now()
 			if err := l.Err(); err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func Outage() Scenario {
 			return outageFreeze(p) + p.DownCooldown + (lowRounds+4)*p.SchedulerInterval
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if !s.applies(target.FactOutageHolds) {
+			if !s.Applies(target.FactOutageHolds) {
 				return nil
 			}
 			if err := stepOnly(e); err != nil {
@@ -63,9 +63,9 @@ func Outage() Scenario {
 			// hand where the autoscaler keeps a count set by hand (the
 			// console); else the count at rest, since the autoscaler would
 			// put a count set by hand back during the freeze.
-			rest, changed := lastGood(s.Samples()), s.now()
+			rest, changed := lastGood(s.Samples()), s.Now()
 			from := rest.Count
-			if c := s.contract(target.FactCountSet); c.Applies && c.Bound == 0 {
+			if c := s.Contract(target.FactCountSet); c.Applies && c.Bound == 0 {
 				from = max(2, rest.Min+1)
 				var err error
 				if changed, err = s.forceCount(ctx, from); err != nil {
@@ -91,7 +91,7 @@ func Outage() Scenario {
 			if err := f.Freeze(ctx, group, zone, victim.ID); err != nil {
 				return skip(err)
 			}
-			frozeAt := s.now()
+			frozeAt := s.Now()
 			thawed := false
 			thaw := func() error {
 				if thawed {
@@ -104,10 +104,10 @@ func Outage() Scenario {
 			// On the console a DOWN would be allowed from the later of the down
 			// cooldown's end and three low rounds; the freeze lasts well past both.
 			downAllowed := changed.Add(e.Profile.DownCooldown)
-			if err := s.pause(ctx, freeze); err != nil {
+			if err := s.Pause(ctx, freeze); err != nil {
 				return err
 			}
-			thawAt := s.now()
+			thawAt := s.Now()
 			inOutage, err := s.downsIn(ctx, frozeAt, thawAt)
 			if err != nil {
 				return err
@@ -162,7 +162,7 @@ func outageBack(p Profile, s *Scope) (target.Contract, time.Duration) {
 	if s.env.Target == nil {
 		return target.Contract{Applies: true}, p.DownCooldown + (lowRounds+3)*p.SchedulerInterval + 10*time.Second
 	}
-	c := s.contract(target.FactBackToMin)
+	c := s.Contract(target.FactBackToMin)
 	if !c.Applies {
 		return c, 0
 	}

@@ -65,7 +65,7 @@ func RatePath() Scenario {
 			s.Phase(fmt.Sprintf("%.0f calls/s of %d ms calls (constant arrival rate, at most %d VUs): low in-flight", target, rateCallMS, rateVUs))
 			ap := load.ConstantArrivalRate(target, time.Second, p.UpTimeout+rateHold(p), rateVUs, rateVUs)
 			ap.GracefulStop = p.GracefulStop
-			start := s.now()
+			start := s.Now()
 			l := s.loadArrival(ctx, ap, rateCallMS)
 			upWait := p.UpCooldown + 6*p.SchedulerInterval + 4*p.BootDelay + 10*time.Second
 			up, err := s.WaitFor(ctx, "a step up on the calls-per-second trigger", upWait, func(x observe.Sample) bool { return x.Count >= 2 })
@@ -77,15 +77,15 @@ func RatePath() Scenario {
 			}
 			reached := up.Count
 			s.Phase(fmt.Sprintf("the same rate for %s at count %d", rateHold(p), reached))
-			holdFrom := s.now()
-			if err := s.pause(ctx, rateHold(p)); err != nil {
+			holdFrom := s.Now()
+			if err := s.Pause(ctx, rateHold(p)); err != nil {
 				return err
 			}
-			holdTo := s.now()
+			holdTo := s.Now()
 			// the load runs one more second, so that the second holdTo
 			// falls in is whole: rateBefore spreads a second's calls over
 			// all of it, and a load stopped at holdTo would read low there
-			if err := s.pause(ctx, time.Second); err != nil {
+			if err := s.Pause(ctx, time.Second); err != nil {
 				return err
 			}
 			l.Stop()

@@ -45,11 +45,11 @@ func RestartCooldown() Scenario {
 			if err != nil {
 				return err
 			}
-			s.Phase(fmt.Sprintf("console restarted %.1f s into the %s down cooldown", s.now().Sub(changed).Seconds(), p.DownCooldown))
-			from := s.now()
+			s.Phase(fmt.Sprintf("console restarted %.1f s into the %s down cooldown", s.Now().Sub(changed).Seconds(), p.DownCooldown))
+			from := s.Now()
 			rerr := e.faults().Restart(ctx, platform.PartConsole)
 			e.consoleRestarted()
-			to := s.now()
+			to := s.Now()
 			s.plannedOutage(from, to.Add(p.ReadyzTimeout+p.ReadyzInterval))
 			if rerr != nil {
 				return skip(rerr)
@@ -108,10 +108,10 @@ func RestartKeepsChanges() Scenario {
 			}
 			restart := func(what string) error {
 				s.Phase("console restarted after " + what)
-				from := s.now()
+				from := s.Now()
 				err := e.faults().Restart(ctx, platform.PartConsole)
 				e.consoleRestarted()
-				s.plannedOutage(from, s.now().Add(p.ReadyzTimeout+p.ReadyzInterval))
+				s.plannedOutage(from, s.Now().Add(p.ReadyzTimeout+p.ReadyzInterval))
 				return skip(err)
 			}
 			read := func() (consoleclient.Zone, consoleclient.PolicyView, error) {
@@ -145,7 +145,7 @@ func RestartKeepsChanges() Scenario {
 				"set max %d (count %d); after the restart max %d, count %d", max, before.Count, *z.MaxCount, z.Count)
 
 			count := 2
-			changed := s.now()
+			changed := s.Now()
 			if st, err := e.Console.PutZone(ctx, s.admin(), g, s.Zone, consoleclient.Update{Count: &count}); err != nil || st != http.StatusOK {
 				return fmt.Errorf("admin PUT count %d: %s", count, httpDetail(st, err))
 			}

@@ -160,7 +160,7 @@ func (r routing) bootingGetsNoCalls(ctx context.Context) (*loadRun, error) {
 	lp.GracefulStop = callLen + e.Profile.GracefulStop + 5*time.Second
 	s.Phase(fmt.Sprintf("%d VUs of %d ms calls; count 2 → 3 under the load: the new worker gets no call before it is ready", vus, routingCallMS))
 	l := s.loadWork(ctx, lp, routingCallMS)
-	if err := s.pause(ctx, callLen+2*routingPoll); err != nil {
+	if err := s.Pause(ctx, callLen+2*routingPoll); err != nil {
 		return l, err
 	}
 	// The zone's mean in-flight is over the step-up threshold at 2:
@@ -175,7 +175,7 @@ func (r routing) bootingGetsNoCalls(ctx context.Context) (*loadRun, error) {
 		return l, err
 	}
 	// One more round of the watch after every worker is ready.
-	if err := s.pause(ctx, 2*routingPoll); err != nil {
+	if err := s.Pause(ctx, 2*routingPoll); err != nil {
 		return l, err
 	}
 	stopWatch()
@@ -199,7 +199,7 @@ func (r routing) notReadyGetsNoCalls(ctx context.Context, victim platform.Worker
 	if err != nil {
 		return rd, nil, skip(err) // a platform that cannot read the worker (platform.MetricsReader)
 	}
-	if err := s.pause(ctx, time.Second); err != nil {
+	if err := s.Pause(ctx, time.Second); err != nil {
 		return rd, nil, err
 	}
 	v1, err := r.read(ctx, victim)
@@ -210,7 +210,7 @@ func (r routing) notReadyGetsNoCalls(ctx context.Context, victim platform.Worker
 	if err != nil {
 		return rd, nil, skip(err)
 	}
-	failedAt := s.now()
+	failedAt := s.Now()
 	passed := false
 	passAgain = func() error {
 		if passed {
@@ -226,14 +226,14 @@ func (r routing) notReadyGetsNoCalls(ctx context.Context, victim platform.Worker
 	// The edge re-reads the listing within its interval; the calls it
 	// sent the worker before then are done a call's length later.
 	cutoff := listedAt.Add(rd.RouteInterval + routingSlack)
-	if err := s.pause(ctx, cutoff.Add(routingCallMS*time.Millisecond).Sub(s.now())); err != nil {
+	if err := s.Pause(ctx, cutoff.Add(routingCallMS*time.Millisecond).Sub(s.Now())); err != nil {
 		return rd, passAgain, err
 	}
 	va, oa, err := readAll(ctx, r.read, victim, others)
 	if err != nil {
 		return rd, passAgain, err
 	}
-	if err := s.pause(ctx, routingHold); err != nil {
+	if err := s.Pause(ctx, routingHold); err != nil {
 		return rd, passAgain, err
 	}
 	vb, ob, err := readAll(ctx, r.read, victim, others)
@@ -265,7 +265,7 @@ func (r routing) readyAgainGetsCalls(ctx context.Context, victim platform.Worker
 	if err := passAgain(); err != nil {
 		return err
 	}
-	passedAt := s.now()
+	passedAt := s.Now()
 	backAt, err := s.waitListed(ctx, r.list, victim.ID, true, rd.ProbePeriod+10*time.Second)
 	if err != nil {
 		return err
@@ -274,7 +274,7 @@ func (r routing) readyAgainGetsCalls(ctx context.Context, victim platform.Worker
 	if err != nil {
 		return err
 	}
-	if err := s.pause(ctx, rd.RouteInterval+routingSlack+time.Second); err != nil {
+	if err := s.Pause(ctx, rd.RouteInterval+routingSlack+time.Second); err != nil {
 		return err
 	}
 	vd, err := r.read(ctx, victim)
@@ -312,12 +312,12 @@ func readAll(ctx context.Context, read func(context.Context, platform.Worker) (w
 // is not listed any more or after timeout.
 func (s *Scope) waitListed(ctx context.Context, list func(context.Context) ([]platform.Worker, error), id string, ready bool,
 	timeout time.Duration) (time.Time, error) {
-	start := s.now()
+	start := s.Now()
 	state := map[bool]string{true: "ready", false: "not ready"}
 	last := "not read yet"
-	for s.now().Sub(start) < timeout {
+	for s.Now().Sub(start) < timeout {
 		ws, err := list(ctx)
-		now := s.now()
+		now := s.Now()
 		if err != nil {
 			last = err.Error()
 		} else {
@@ -335,11 +335,11 @@ func (s *Scope) waitListed(ctx context.Context, list func(context.Context) ([]pl
 				return now, fmt.Errorf("worker %s left the zone's listing while the scenario waited for it to be listed %s", id, state[ready])
 			}
 		}
-		if err := s.pause(ctx, routingPoll); err != nil {
+		if err := s.Pause(ctx, routingPoll); err != nil {
 			return now, err
 		}
 	}
-	return s.now(), fmt.Errorf("%s for worker %s to be listed %s: last %s", observe.Waited(s.now().Sub(start), timeout, nil), id, state[ready], last)
+	return s.Now(), fmt.Errorf("%s for worker %s to be listed %s: last %s", observe.Waited(s.Now().Sub(start), timeout, nil), id, state[ready], last)
 }
 
 // bootWatch follows the workers that join a zone's listing not ready (booting)

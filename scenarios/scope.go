@@ -72,8 +72,8 @@ func newScope(e *Env, sc Scenario) *Scope {
 // Since is seconds from the scenario's start to t.
 func (s *Scope) Since(t time.Time) float64 { return math.Round(t.Sub(s.Start).Seconds()*10) / 10 }
 
-// now is the run's clock's time (Env.Clock).
-func (s *Scope) now() time.Time { return s.env.clock().Now() }
+// Now is the run's clock's time (Env.Clock; World).
+func (s *Scope) Now() time.Time { return s.env.clock().Now() }
 
 // Phase names what the scenario is doing now (progress, logs).
 func (s *Scope) Phase(p string) {
@@ -112,7 +112,7 @@ func (s *Scope) progress() {
 	if s.env.Progress == nil {
 		return
 	}
-	st := Status{Scenario: s.Name, Elapsed: s.now().Sub(s.Start), Expected: s.expected, Shards: s.env.Shards}
+	st := Status{Scenario: s.Name, Elapsed: s.Now().Sub(s.Start), Expected: s.expected, Shards: s.env.Shards}
 	s.mu.Lock()
 	st.Phase = s.phase
 	loads := append([]*loadRun(nil), s.loads...)
@@ -310,7 +310,7 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 		s.stopSamp()
 		<-s.sampDone
 	}
-	end := s.now()
+	end := s.Now()
 	v := s.verdict
 	v.Imbalance = s.stopInflightWatch()
 	if warn := v.Imbalance.Warning(); warn != "" {

@@ -327,7 +327,7 @@ func (s *Scope) WatchSignal(ctx context.Context) (Signal, error) {
 	rctx, g.stopRec = context.WithCancel(ctx)
 	go func() { defer close(g.recDone); g.rec.run(rctx, e.Profile.SampleInterval) }()
 	g.rounds, g.stopRounds = s.startRounds(ctx)
-	band.From = s.now()
+	band.From = s.Now()
 	g.band = band
 	return g, nil
 }

@@ -180,7 +180,7 @@ func (w *decisionWatch) next(ctx context.Context, after time.Time, timeout time.
 				return *z.LastDecision, nil
 			}
 		}
-		if err := w.s.pause(ctx, decisionPoll); err != nil {
+		if err := w.s.Pause(ctx, decisionPoll); err != nil {
 			break
 		}
 	}
@@ -246,7 +246,7 @@ func LowStreakReset() Scenario {
 			// The count and the load at once, so no low round comes
 			// between the change (which resets the low rounds) and the load.
 			st, err := e.Console.PutZone(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Update{Count: &n})
-			changed := s.now()
+			changed := s.Now()
 			if err != nil || st != http.StatusOK {
 				return fmt.Errorf("admin PUT count %d: %s", n, httpDetail(st, err))
 			}
@@ -262,21 +262,21 @@ func LowStreakReset() Scenario {
 			}
 			if rest := vus - boot; rest > 0 {
 				// The edge routes to the new worker a discovery after it is ready.
-				if err := s.pause(ctx, cs.Interval); err != nil {
+				if err := s.Pause(ctx, cs.Interval); err != nil {
 					return err
 				}
 				more := lp
 				more.Stages = []load.Stage{{Duration: staggerRamp, Target: rest}, {Duration: lp.Stages[1].Duration, Target: rest}}
 				first = append(first, s.loadWork(ctx, more, streakCallMS))
 			}
-			if err := s.pause(ctx, changed.Add(cs.DownCooldown).Sub(s.now())); err != nil {
+			if err := s.Pause(ctx, changed.Add(cs.DownCooldown).Sub(s.Now())); err != nil {
 				return err
 			}
 			w := &decisionWatch{s: s}
 			roundWait := 3*cs.Interval + 5*time.Second
 			// The busy rounds: the first one after the down cooldown, then
 			// the one of the second load. Each is cut right after its round.
-			r, err := w.next(ctx, s.now(), roundWait)
+			r, err := w.next(ctx, s.Now(), roundWait)
 			if err != nil {
 				return skipNoDecision(err)
 			}
@@ -301,7 +301,7 @@ func LowStreakReset() Scenario {
 			if r.Action != "down" {
 				s.Phase(fmt.Sprintf("one busy round: %d VUs again", vus))
 				busy = s.loadWork(ctx, lp, streakCallMS)
-				busyAt := s.now()
+				busyAt := s.Now()
 				var br consoleclient.Decision
 				// A round decided too soon after the load started may have
 				// read it low (a third low round: a step down is then right):
@@ -316,7 +316,7 @@ func LowStreakReset() Scenario {
 					}
 				}
 				busy.Stop()
-				busyCut = s.now()
+				busyCut = s.Now()
 				busy.Wait()
 				switch {
 				case !br.At.IsZero():
@@ -491,15 +491,15 @@ func UnevenLoad() Scenario {
 				return err
 			}
 			// Hold past the up cooldown of the change to 2 and lowRounds+1 rounds more.
-			hold := max(0, changed.Add(cs.UpCooldown).Sub(s.now())) + (lowRounds+1)*cs.Interval
+			hold := max(0, changed.Add(cs.UpCooldown).Sub(s.Now())) + (lowRounds+1)*cs.Interval
 			s.Phase(fmt.Sprintf("%d VUs of %d ms calls straight to worker %s for %s, the others idle", vus, unevenCallMS, busy.ID, secs(hold)))
 			lp := staggered(vus, hold+time.Minute)
 			lp.GracefulStop = p.GracefulStop
 			l := s.loadDirect(ctx, lp, "http://"+busy.Addr+"/mcp", unevenCallMS)
-			start := s.now()
+			start := s.Now()
 			var reads []unevenRead
-			for i := 0; s.now().Sub(start) < hold && i < int(hold/(500*time.Millisecond))+2; i++ {
-				if err := s.pause(ctx, 500*time.Millisecond); err != nil {
+			for i := 0; s.Now().Sub(start) < hold && i < int(hold/(500*time.Millisecond))+2; i++ {
+				if err := s.Pause(ctx, 500*time.Millisecond); err != nil {
 					l.Stop()
 					return err
 				}
@@ -509,7 +509,7 @@ func UnevenLoad() Scenario {
 			}
 			l.Stop()
 			l.Wait()
-			end := s.now()
+			end := s.Now()
 			entries, err := s.AuditTrail(ctx)
 			if err != nil {
 				return err

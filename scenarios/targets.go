@@ -195,13 +195,14 @@ func (e *Env) runTargets(ctx context.Context, list []Scenario) []reports.Verdict
 	return out
 }
 
-// contract is the target's contract for f (a missing one is not
+// Contract is the target's contract for f (a missing one is not
 // applicable: Contracts.Check has refused such a target before the run).
 // On the console's own zone it is ZoneContracts' under the zone's policy
 // (every fact applies, with bound 0, before Run has read the settings, and
 // for a fact the console declares nothing of); Check leaves its text off
-// the console's own facts, which its scenarios name by the console's rules.
-func (s *Scope) contract(f target.Fact) target.Contract {
+// the console's own facts, which its scenarios name by the console's rules
+// (World).
+func (s *Scope) Contract(f target.Fact) target.Contract {
 	if s.env.Target == nil {
 		zs, read := s.env.zoneSettings()
 		if !read {
@@ -219,10 +220,10 @@ func (s *Scope) contract(f target.Fact) target.Contract {
 	return c
 }
 
-// applies reports whether the target promises f; when it does not, the
-// fact is recorded not applicable with the target's reason.
-func (s *Scope) applies(f target.Fact) bool {
-	c := s.contract(f)
+// Applies reports whether the target promises f; when it does not, the
+// fact is recorded not applicable with the target's reason (World).
+func (s *Scope) Applies(f target.Fact) bool {
+	c := s.Contract(f)
 	if c.Applies {
 		return true
 	}
@@ -234,9 +235,9 @@ func (s *Scope) applies(f target.Fact) bool {
 
 // check records fact f, judged on the target's contract, and returns ok.
 func (s *Scope) check(f target.Fact, ok bool, format string, args ...any) bool {
-	c := s.contract(f)
+	c := s.Contract(f)
 	if s.env.Target == nil {
-		c.Text = "" // the console's own facts carry no contract text (contract)
+		c.Text = "" // the console's own facts carry no contract text (Contract)
 	}
 	rf := reports.Fact{Name: string(f), Passed: ok, Detail: fmt.Sprintf(format, args...), Contract: c.Text}
 	s.mu.Lock()
@@ -257,7 +258,7 @@ func (s *Scope) sample(ctx context.Context) target.Sample {
 	s.mu.Unlock()
 	smp := target.SampleOf(st)
 	if smp.At.IsZero() {
-		smp.At = s.now()
+		smp.At = s.Now()
 	}
 	if l != nil {
 		smp.InFlight, smp.VUs = l.InFlight(), l.VUs()
@@ -283,7 +284,7 @@ var errTimeout = errors.New("timed out")
 // at most timeout ÷ interval + 2 readings. The first reading is taken at
 // once.
 func (s *Scope) waitFor(ctx context.Context, what string, timeout time.Duration, cond func(target.Sample) bool) (target.Sample, error) {
-	start := s.now()
+	start := s.Now()
 	iv := s.env.Profile.SampleInterval
 	n := int(timeout/iv) + 2
 	var last target.Sample
@@ -292,7 +293,7 @@ func (s *Scope) waitFor(ctx context.Context, what string, timeout time.Duration,
 		if last.Err == "" && cond(last) {
 			return last, nil
 		}
-		if s.now().Sub(start) >= timeout {
+		if s.Now().Sub(start) >= timeout {
 			break
 		}
 		if err := s.env.clock().Sleep(ctx, iv); err != nil {
@@ -336,7 +337,7 @@ func (s *Scope) settle(ctx context.Context) error {
 	// as long as the contract allows the count to come back to min (a
 	// trigger whose query looks back minutes holds it up that long)
 	wait := s.env.Profile.SettleTimeout
-	if c := s.contract(target.FactBackToMin); c.Applies {
+	if c := s.Contract(target.FactBackToMin); c.Applies {
 		wait = max(wait, c.Bound+backMargin(s.env.Profile))
 	}
 	_, err := s.waitFor(ctx, "the count to settle at min before the scenario", wait,
@@ -350,7 +351,7 @@ func (s *Scope) settle(ctx context.Context) error {
 // returns the time of the target's answer; a refusal is the error.
 func (s *Scope) forceTargetCount(ctx context.Context, n int) (time.Time, error) {
 	o, err := s.env.Target.SetCount(ctx, target.Admin, n)
-	at := s.now()
+	at := s.Now()
 	if err != nil || !o.Accepted() {
 		return at, fmt.Errorf("admin count %d: %s", n, errOr(err, "HTTP %d %s", o.Status, o.Message))
 	}

@@ -174,9 +174,6 @@ func (s *Scope) LoadProfile(ctx context.Context, lp load.Profile) WorldLoad {
 	return s.loadProfile(ctx, lp)
 }
 
-// Pause is pause (World).
-func (s *Scope) Pause(ctx context.Context, d time.Duration) error { return s.pause(ctx, d) }
-
 // Times is the scope's verdict so far (World).
 func (s *Scope) Times() *reports.Verdict { return &s.verdict }
 
@@ -186,15 +183,6 @@ func (s *Scope) Canary() bool { return s.env.Endpoints.Canary }
 // CanariesInReady is 0: the console's zone ready count leaves the canary
 // out (World).
 func (s *Scope) CanariesInReady() int { return 0 }
-
-// Now is the run's clock's time (World).
-func (s *Scope) Now() time.Time { return s.now() }
-
-// Contract is contract (World).
-func (s *Scope) Contract(f target.Fact) target.Contract { return s.contract(f) }
-
-// Applies is applies (World).
-func (s *Scope) Applies(f target.Fact) bool { return s.applies(f) }
 
 // ConsoleAPI reports a console run, not a target's (World).
 func (s *Scope) ConsoleAPI() bool { return s.env.Target == nil }
