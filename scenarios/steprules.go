@@ -193,11 +193,6 @@ func (w *decisionWatch) next(ctx context.Context, after time.Time, timeout time.
 	return consoleclient.Decision{}, fmt.Errorf("no round of zone %s decided within %s after %s", w.s.Zone, timeout, after.Format("15:04:05.000"))
 }
 
-// rounds renders the decisions seen after t, in seconds after t.
-func (w *decisionWatch) rounds(t time.Time) string {
-	return roundsAfter(w.seen, t)
-}
-
 // roundsAfter renders the decisions of ds after t, in seconds after t.
 func roundsAfter(ds []consoleclient.Decision, t time.Time) string {
 	var parts []string
@@ -322,7 +317,7 @@ func LowStreakReset() Scenario {
 				case !br.At.IsZero():
 					busyRounds = append(busyRounds, br)
 				case r.Action != "down":
-					return fmt.Errorf("no round decided in the %s the busy load ran (rounds seen: %s)", secs(busyCut.Sub(busyAt)), w.rounds(busyAt))
+					return fmt.Errorf("no round decided in the %s the busy load ran (rounds seen: %s)", secs(busyCut.Sub(busyAt)), roundsAfter(w.seen, busyAt))
 				}
 			}
 
