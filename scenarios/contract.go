@@ -736,10 +736,8 @@ func FactNoLinger(cs ContractSettings, tr Trace, ch []Change) *reports.Fact {
 		return nil
 	}
 	detail := fmt.Sprintf("%d steps down judged", judged)
-	if worst > time.Duration(math.MinInt64) {
-		if worst <= 0 {
-			detail += fmt.Sprintf(", each at least %s before it was due", secs(-worst))
-		}
+	if worst > time.Duration(math.MinInt64) && worst <= 0 {
+		detail += fmt.Sprintf(", each at least %s before it was due", secs(-worst))
 	}
 	return fact("once a step down is allowed it comes within one scheduler interval (no lingering)", len(bad) == 0,
 		"%s; due by max(last change + %s cooldown + %s, the later of load end, last change and all workers ready + %d intervals) + %s slack (settings from %s)%s",

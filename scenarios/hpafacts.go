@@ -184,7 +184,7 @@ func (h HPARules) recs(rounds []consoleclient.PolicyRound) []hpaRec {
 // change, within exactSlack), if any.
 func roundAt(recs []hpaRec, t time.Time) (hpaRec, bool) {
 	for _, r := range recs {
-		if d := r.At.Sub(t); d >= -exactSlack && d <= exactSlack {
+		if near(r.At, t) {
 			return r, true
 		}
 	}
@@ -372,7 +372,7 @@ func FactHPATolerance(h HPARules, recs []hpaRec, changes []Change, since time.Ti
 		}
 		n++
 		for _, c := range changes {
-			if (c.Kind == "up" || c.Kind == "down") && c.At.Sub(r.At) >= -exactSlack && c.At.Sub(r.At) <= exactSlack {
+			if (c.Kind == "up" || c.Kind == "down") && near(c.At, r.At) {
 				bad = append(bad, fmt.Sprintf("%s %d->%d at %s: ratio %.3f (value %g over %d pods)", c.Kind, c.From, c.To, plusAt(c.At, since), r.Ratio, r.Value, r.Pods))
 			}
 		}
