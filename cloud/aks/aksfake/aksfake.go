@@ -29,9 +29,10 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -244,15 +245,14 @@ func (s *Server) Resources(typ string) []Resource {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Resource
-	for _, r := range s.res {
-		if typ == "" || r.Type == typ {
+	for _, k := range slices.Sorted(maps.Keys(s.res)) {
+		if r := s.res[k]; typ == "" || r.Type == typ {
 			c := *r
-			c.Tags = copyMap(r.Tags)
+			c.Tags = maps.Clone(r.Tags)
 			c.Properties = copyAny(r.Properties)
 			out = append(out, c)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
@@ -260,7 +260,7 @@ func (s *Server) Resources(typ string) []Resource {
 func (s *Server) Requests() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.requests...)
+	return slices.Clone(s.requests)
 }
 
 // Actions is every Azure RBAC action the ARM requests so far needed,
@@ -268,12 +268,7 @@ func (s *Server) Requests() []string {
 func (s *Server) Actions() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	for a := range s.actions {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(s.actions))
 }
 
 // RefreshTokens is how many ACR refresh tokens the exchange issued.
@@ -348,7 +343,7 @@ func (s *Server) parse(method, path string) (route, bool) {
 		return route{}, false
 	}
 	// role assignments: {scope}/providers/Microsoft.Authorization/roleAssignments/{name}
-	if i := indexFold(seg, "Microsoft.Authorization"); i > 0 && i+2 < len(seg) && strings.EqualFold(seg[i+1], "roleAssignments") {
+	if i := slices.IndexFunc(seg, func(v string) bool { return strings.EqualFold(v, "Microsoft.Authorization") }); i > 0 && i+2 < len(seg) && strings.EqualFold(seg[i+1], "roleAssignments") {
 		return route{typ: RoleAssignments, name: seg[i+2], scope: "/" + strings.Join(seg[:i-1], "/"),
 			id: "/" + strings.Join(seg, "/"), action: "Microsoft.Authorization/roleAssignments/" + verb}, true
 	}
@@ -463,16 +458,11 @@ func (s *Server) notFound(w http.ResponseWriter, rt route) {
 }
 
 func (s *Server) list(w http.ResponseWriter, typ string) {
-	var ids []string
-	for k, r := range s.res {
-		if r.Type == typ {
-			ids = append(ids, k)
-		}
-	}
-	sort.Strings(ids)
 	v := []any{}
-	for _, k := range ids {
-		v = append(v, s.body(s.res[k]))
+	for _, k := range slices.Sorted(maps.Keys(s.res)) {
+		if s.res[k].Type == typ {
+			v = append(v, s.body(s.res[k]))
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"value": v})
 }
@@ -566,7 +556,7 @@ func (s *Server) nodeResourceGroup(cluster *Resource) {
 	}
 	id := s.groupID(name)
 	s.res[strings.ToLower(id)] = &Resource{ID: id, Name: name, Type: ResourceGroups, Location: cluster.Location, ResourceGroup: name,
-		Tags: copyMap(cluster.Tags), Properties: map[string]any{"provisioningState": "Succeeded"}, ManagedBy: cluster.ID}
+		Tags: maps.Clone(cluster.Tags), Properties: map[string]any{"provisioningState": "Succeeded"}, ManagedBy: cluster.ID}
 }
 
 // decorate adds what Azure computes: a cluster's fqdn and kubelet
@@ -766,15 +756,25 @@ func (s *Server) step(op *operation) {
 	op.done()
 }
 
-func (s *Server) operationStatus(w http.ResponseWriter, r *http.Request, id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// poll advances operation id by one poll, or answers 404 and returns nil
+// when there is none. Callers hold s.mu.
+func (s *Server) poll(w http.ResponseWriter, id string) *operation {
 	op := s.ops[id]
 	if op == nil {
 		writeErr(w, armError{Status: http.StatusNotFound, Code: "NotFound", Message: "operation " + id + " not found"})
-		return
+		return nil
 	}
 	s.step(op)
+	return op
+}
+
+func (s *Server) operationStatus(w http.ResponseWriter, r *http.Request, id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	op := s.poll(w, id)
+	if op == nil {
+		return
+	}
 	body := map[string]any{"name": id, "status": op.state}
 	if op.state == "Failed" {
 		body["error"] = map[string]any{"code": op.fail.Code, "message": op.fail.Message}
@@ -785,12 +785,10 @@ func (s *Server) operationStatus(w http.ResponseWriter, r *http.Request, id stri
 func (s *Server) locationStatus(w http.ResponseWriter, r *http.Request, id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	op := s.ops[id]
+	op := s.poll(w, id)
 	if op == nil {
-		writeErr(w, armError{Status: http.StatusNotFound, Code: "NotFound", Message: "operation " + id + " not found"})
 		return
 	}
-	s.step(op)
 	switch op.state {
 	case "InProgress":
 		w.Header().Set("Location", "https://"+r.Host+r.URL.Path)
@@ -895,26 +893,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func writeErr(w http.ResponseWriter, e armError) {
 	w.Header().Set("x-ms-error-code", e.Code)
 	writeJSON(w, e.Status, map[string]any{"error": map[string]string{"code": e.Code, "message": e.Message}})
-}
-
-func indexFold(seg []string, s string) int {
-	for i, v := range seg {
-		if strings.EqualFold(v, s) {
-			return i
-		}
-	}
-	return -1
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 func copyAny(m map[string]any) map[string]any {

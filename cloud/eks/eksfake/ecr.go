@@ -4,8 +4,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,10 +54,7 @@ func (s *Server) serveECR(w http.ResponseWriter, r *http.Request) {
 	case "DescribeRepositories":
 		names := body.RepositoryNames
 		if len(names) == 0 {
-			for n := range s.repos {
-				names = append(names, n)
-			}
-			sort.Strings(names)
+			names = slices.Sorted(maps.Keys(s.repos))
 		}
 		var out []any
 		for _, n := range names {

@@ -20,7 +20,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -270,7 +270,7 @@ func (s *Server) Quota(action string) {
 func (s *Server) Calls() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.calls...)
+	return slices.Clone(s.calls)
 }
 
 // Resources is what exists, "kind name" sorted: "cluster x", "node group
@@ -294,7 +294,7 @@ func (s *Server) Resources() []string {
 	for n := range s.profiles {
 		out = append(out, "instance profile "+n)
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -450,14 +450,9 @@ func copyMap(m map[string]string) map[string]string {
 }
 
 func mapPairs(m map[string]string) [][2]string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([][2]string, len(keys))
-	for i, k := range keys {
-		out[i] = [2]string{k, m[k]}
+	out := make([][2]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, [2]string{k, m[k]})
 	}
 	return out
 }

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"maps"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -100,15 +101,7 @@ func ec2Filters(f url.Values) map[string][]string {
 
 func match(filters map[string][]string, name, value string) bool {
 	want, ok := filters[name]
-	if !ok {
-		return true
-	}
-	for _, w := range want {
-		if w == value {
-			return true
-		}
-	}
-	return false
+	return !ok || slices.Contains(want, value)
 }
 
 func (s *Server) serveEC2(w http.ResponseWriter, action string, f url.Values) {
@@ -172,7 +165,13 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 	}
 	name := f.Get("RoleName")
 	r, exists := s.roles[name]
-	noRole := func() { queryError(w, "ErrorResponse", "NoSuchEntity", "The role with name "+name+" cannot be found.") }
+	switch action {
+	case "AttachRolePolicy", "DetachRolePolicy", "ListRoleTags", "ListAttachedRolePolicies", "ListInstanceProfilesForRole", "DeleteRole":
+		if !exists {
+			queryError(w, "ErrorResponse", "NoSuchEntity", "The role with name "+name+" cannot be found.")
+			return
+		}
+	}
 	switch action {
 	case "CreateRole":
 		if exists {
@@ -192,22 +191,12 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 		s.roles[name] = r
 		iamResult(w, ns, action, x("Role", s.roleXML(r)))
 	case "AttachRolePolicy", "DetachRolePolicy":
-		if !exists {
-			noRole()
-			return
-		}
 		arn := f.Get("PolicyArn")
 		if !strings.HasPrefix(arn, "arn:aws:iam::aws:policy/") {
 			queryError(w, "ErrorResponse", "NoSuchEntity", "Policy "+arn+" does not exist or is not attachable.")
 			return
 		}
-		kept := r.policies[:0]
-		for _, p := range r.policies {
-			if p != arn {
-				kept = append(kept, p)
-			}
-		}
-		r.policies = kept
+		r.policies = slices.DeleteFunc(r.policies, func(p string) bool { return p == arn })
 		if action == "AttachRolePolicy" {
 			r.policies = append(r.policies, arn)
 		}
@@ -220,7 +209,7 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 				names = append(names, n)
 			}
 		}
-		sort.Strings(names)
+		slices.Sort(names)
 		page, next := s.page(names, f.Get("Marker"))
 		var items []string
 		for _, n := range page {
@@ -232,32 +221,20 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 		}
 		iamResult(w, ns, action, res...)
 	case "ListRoleTags":
-		if !exists {
-			noRole()
-			return
-		}
 		var items []string
 		for _, kv := range r.tags {
 			items = append(items, t("Key", kv[0])+t("Value", kv[1]))
 		}
 		iamResult(w, ns, action, x("Tags", members("member", items)), t("IsTruncated", "false"))
 	case "ListAttachedRolePolicies":
-		if !exists {
-			noRole()
-			return
-		}
 		var items []string
 		for _, p := range r.policies {
 			items = append(items, t("PolicyName", p[strings.LastIndex(p, "/")+1:])+t("PolicyArn", p))
 		}
 		iamResult(w, ns, action, x("AttachedPolicies", members("member", items)), t("IsTruncated", "false"))
 	case "ListInstanceProfilesForRole":
-		if !exists {
-			noRole()
-			return
-		}
 		var items []string
-		for _, p := range sortedProfiles(s.profiles) {
+		for _, p := range slices.Sorted(maps.Keys(s.profiles)) {
 			if s.profiles[p][name] {
 				items = append(items, t("Path", "/")+t("InstanceProfileName", p)+t("InstanceProfileId", "AIPAFAKE")+
 					t("Arn", "arn:aws:iam::"+s.Account+":instance-profile/"+p)+t("CreateDate", createDate)+
@@ -288,10 +265,6 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 			iamResult(w, ns, action)
 		}
 	case "DeleteRole":
-		if !exists {
-			noRole()
-			return
-		}
 		if len(r.policies) > 0 {
 			queryError(w, "ErrorResponse", "DeleteConflict", "Cannot delete entity, must detach all policies first.")
 			return
@@ -307,15 +280,6 @@ func (s *Server) serveIAM(w http.ResponseWriter, action string, f url.Values) {
 	default:
 		queryError(w, "ErrorResponse", "InvalidAction", "the fake does not serve iam:"+action)
 	}
-}
-
-func sortedProfiles(m map[string]map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // serveSTS answers GetCallerIdentity, as a POST (the SDK) or as a presigned

@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -145,12 +146,7 @@ func (f *Fake) AddRepository(parent, id string, labels map[string]string) {
 func (f *Fake) Clusters() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for k := range f.clusters {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(f.clusters))
 }
 
 // Cluster is a copy of the cluster with that full name, or nil.
@@ -167,12 +163,7 @@ func (f *Fake) Cluster(full string) *containerpb.Cluster {
 func (f *Fake) Repositories() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for k := range f.repos {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(f.repos))
 }
 
 // Requests is every request so far as "METHOD /path".
@@ -400,13 +391,7 @@ func (f *Fake) clustersAPI(w http.ResponseWriter, r *http.Request, parent string
 		if f.denied(w, "container.clusters.list", parent) {
 			return
 		}
-		resp := &containerpb.ListClustersResponse{}
-		for _, k := range sortedKeys(f.clusters) {
-			if strings.HasPrefix(k, parent+"/clusters/") {
-				resp.Clusters = append(resp.Clusters, f.clusters[k])
-			}
-		}
-		writeProto(w, resp)
+		writeProto(w, &containerpb.ListClustersResponse{Clusters: under(f.clusters, parent+"/clusters/")})
 	case len(rest) == 1 && r.Method == http.MethodGet:
 		full := parent + "/clusters/" + rest[0]
 		if f.denied(w, "container.clusters.get", full) {
@@ -477,13 +462,7 @@ func (f *Fake) reposAPI(w http.ResponseWriter, r *http.Request, parent string, r
 		if f.denied(w, "artifactregistry.repositories.list", parent) {
 			return
 		}
-		resp := &artifactregistrypb.ListRepositoriesResponse{}
-		for _, k := range sortedKeys(f.repos) {
-			if strings.HasPrefix(k, parent+"/repositories/") {
-				resp.Repositories = append(resp.Repositories, f.repos[k])
-			}
-		}
-		writeProto(w, resp)
+		writeProto(w, &artifactregistrypb.ListRepositoriesResponse{Repositories: under(f.repos, parent+"/repositories/")})
 	case len(rest) == 1 && r.Method == http.MethodGet:
 		full := parent + "/repositories/" + rest[0]
 		if f.denied(w, "artifactregistry.repositories.get", full) {
@@ -516,11 +495,13 @@ func firstPool(c *containerpb.Cluster) string {
 	return "default-pool"
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
+// under is m's values whose keys start with prefix, by key.
+func under[V any](m map[string]V, prefix string) []V {
+	var out []V
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, m[k])
+		}
 	}
-	slices.Sort(out)
 	return out
 }
