@@ -22,6 +22,7 @@ package cloud
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -211,6 +212,13 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Classified reports whether err needs no mapping to an *Error by a
+// provider: it is nil, or it already is (or wraps) an *Error.
+func Classified(err error) bool {
+	var ce *Error
+	return err == nil || errors.As(err, &ce)
+}
 
 // Labels are the labels of everything a run creates: managed-by, the run
 // id (RunIDLabelValue) and the expiry (now + ttl, Unix seconds).

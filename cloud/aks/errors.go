@@ -50,11 +50,7 @@ var actionRE = regexp.MustCompile(`perform action '([^']+)'`)
 // mapped to a Kind (permission, naming the action ARM names; quota; not
 // found; other), a context deadline as "timeout". nil stays nil.
 func asError(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *cloud.Error
-	if errors.As(err, &ce) {
+	if cloud.Classified(err) {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {

@@ -31,11 +31,7 @@ var notAuthorized = regexp.MustCompile(`not authorized to perform:? ([a-zA-Z0-9-
 //
 // nil stays nil.
 func apiError(op, action string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *cloud.Error
-	if errors.As(err, &ce) {
+	if cloud.Classified(err) {
 		return err
 	}
 	e := &cloud.Error{Op: op, Kind: "other", Msg: err.Error(), Err: err}

@@ -24,11 +24,7 @@ var permRE = regexp.MustCompile(`[Pp]ermission ['"]?([a-z][a-zA-Z]*(?:\.[a-zA-Z]
 // 401; the permission from the ErrorInfo's metadata or the message), not
 // found (404), else other. A context error is a timeout naming op.
 func cloudErr(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *cloud.Error
-	if errors.As(err, &ce) {
+	if cloud.Classified(err) {
 		return err
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
