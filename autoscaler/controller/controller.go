@@ -235,12 +235,24 @@ func New(o Options) (*Controller, error) {
 
 // publish refreshes the entry's view from z; obs, when non-nil, updates the
 // worker counts. Call with e.mu held (or before the entry is shared).
+//
+// A hold not yet stored (dirty) is not shown: the view keeps the last
+// decision it showed until Pass has stored the hold, so a decision a reader
+// saw survives a crash of the console (kill -9 between the round and the
+// pass's write would otherwise lose a decision already shown).
 func (e *zoneEntry) publish(obs *ZoneView) {
 	v := ZoneView{
 		Group: e.z.Group, Zone: e.z.Zone, Count: e.z.Count, MaxCount: e.z.MaxCount,
 		LastChange: e.z.LastChange, LastDecision: e.z.LastDecision, LastScale: e.z.LastScale,
 	}
-	if old := e.view.Load(); old != nil {
+	old := e.view.Load()
+	if e.dirty {
+		v.LastDecision = nil
+		if old != nil {
+			v.LastDecision = old.LastDecision
+		}
+	}
+	if old != nil {
 		v.Ready, v.Starting, v.ObservedAt, v.Workers = old.Ready, old.Starting, old.ObservedAt, old.Workers
 	}
 	if obs != nil {

@@ -108,14 +108,18 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 		e.st = next
 		dd := d
 		e.z.LastDecision = &dd
-		e.publish(seen)
-		c.auditHold(actor, e, d)
 		if !persistHold {
+			// shown once Pass has stored it (publish keeps a dirty hold out of the view)
 			e.dirty = true
+			e.publish(seen)
+			c.auditHold(actor, e, d)
 			return d, nil
 		}
 		e.dirty = false
-		if err := c.o.Store.SetLastDecisions([]store.ZoneDecision{{Group: g, Zone: zn, Decision: d}}); err != nil {
+		err := c.o.Store.SetLastDecisions([]store.ZoneDecision{{Group: g, Zone: zn, Decision: d}})
+		e.publish(seen) // after the write, so what a reader sees is stored
+		c.auditHold(actor, e, d)
+		if err != nil {
 			return d, fmt.Errorf("round %s/%s: record hold: %w: %w", g, zn, ErrStore, err)
 		}
 		return d, nil
@@ -279,17 +283,30 @@ feed:
 
 	if len(holds) > 0 {
 		ds := make([]store.ZoneDecision, 0, len(holds))
+		stored := make([]*autoscaler.Decision, 0, len(holds)) // what ds holds, per entry of holds
 		for _, e := range holds {
 			e.mu.Lock()
+			var d *autoscaler.Decision
 			if e.dirty && e.z.LastDecision != nil {
-				ds = append(ds, store.ZoneDecision{Group: e.z.Group, Zone: e.z.Zone, Decision: *e.z.LastDecision})
-				e.dirty = false
+				d = e.z.LastDecision
+				ds = append(ds, store.ZoneDecision{Group: e.z.Group, Zone: e.z.Zone, Decision: *d})
 			}
+			stored = append(stored, d)
 			e.mu.Unlock()
 		}
 		if err := c.o.Store.SetLastDecisions(ds); err != nil {
 			rep.Errors++
 			c.log.Error("scheduler: record holds", "zones", len(ds), "err", err)
+		} else {
+			// stored: shown now, unless a newer decision has replaced it since
+			for i, e := range holds {
+				e.mu.Lock()
+				if stored[i] != nil && e.z.LastDecision == stored[i] {
+					e.dirty = false
+					e.publish(nil)
+				}
+				e.mu.Unlock()
+			}
 		}
 	}
 	rep.Took = c.o.Clock.Now().Sub(rep.Started)
