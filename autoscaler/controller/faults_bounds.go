@@ -55,8 +55,9 @@ func (c *Controller) leakMax(group, zone string, max int) {
 			e.z.MaxCount, e.st.Max = max, max
 			if _, err := c.o.Store.Commit([]store.Zone{e.z}, nil); err != nil {
 				c.log.Error("max-leaks-to-group: persist", "group", group, "zone", e.z.Zone, "err", err)
+			} else {
+				e.dirty = false // the commit stored z's last decision too
 			}
-			e.dirty = false
 			e.publish(nil)
 		}
 		e.mu.Unlock()

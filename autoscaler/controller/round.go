@@ -115,9 +115,11 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 			c.auditHold(actor, e, d)
 			return d, nil
 		}
-		e.dirty = false
 		err := c.o.Store.SetLastDecisions([]store.ZoneDecision{{Group: g, Zone: zn, Decision: d}})
-		e.publish(seen) // after the write, so what a reader sees is stored
+		// after the write, so what a reader sees is stored; a refused hold
+		// stays dirty, unshown, for the next pass to write
+		e.dirty = err != nil
+		e.publish(seen)
 		c.auditHold(actor, e, d)
 		if err != nil {
 			return d, fmt.Errorf("round %s/%s: record hold: %w: %w", g, zn, ErrStore, err)

@@ -28,16 +28,22 @@ func (s holdWrites) SetLastDecisions(ds []store.ZoneDecision) error {
 	return s.Store.SetLastDecisions(ds)
 }
 
-// A hold the scheduler's pass decides is shown only once it is stored, so a
-// decision a reader saw survives a crash of the console (a kill -9 between
-// the round and the pass's write); a hold the store refused is not shown.
-func TestPassShowsAHoldOnceStored(t *testing.T) {
+// A hold is shown only once it is stored, so a decision a reader saw
+// survives a crash of the console (a kill -9 between a round and its write):
+// a pass shows its holds after its one write, an API round after its own, and
+// a hold the store refused is not shown (the next pass writes the newest).
+func TestHoldShownOnceStored(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		storeErr error
+		name   string
+		steps  []string // "pass" or "round", each at 10 s after the last
+		refuse []bool   // the store refuses that step's write
+		hold   bool     // the last step's hold is shown (and stored)
 	}{
-		{"stored", nil},
-		{"store refused", errors.New("disk full")},
+		{"pass, stored", []string{"pass"}, []bool{false}, true},
+		{"pass, store refused", []string{"pass"}, []bool{true}, false},
+		{"API round, stored", []string{"round"}, []bool{false}, true},
+		{"API round, store refused", []string{"round"}, []bool{true}, false},
+		{"API round refused, then a pass", []string{"round", "pass"}, []bool{true, false}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -49,6 +55,7 @@ func TestPassShowsAHoldOnceStored(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = st.Close() })
 			var c *controller.Controller
+			refuse := false
 			var shownWhileWriting []*autoscaler.Decision
 			hw := holdWrites{Store: st, before: func([]store.ZoneDecision) error {
 				v, err := c.Zone("g1", "a")
@@ -56,7 +63,10 @@ func TestPassShowsAHoldOnceStored(t *testing.T) {
 					t.Error(err)
 				}
 				shownWhileWriting = append(shownWhileWriting, v.LastDecision)
-				return tc.storeErr
+				if refuse {
+					return errors.New("disk full")
+				}
+				return nil
 			}}
 			cfg := autoscaler.DefaultStepConfig()
 			c, err = controller.New(controller.Options{
@@ -70,31 +80,47 @@ func TestPassShowsAHoldOnceStored(t *testing.T) {
 			if _, err := c.Apply(ctx, "ga", "g1", "a", controller.Change{Count: ptr(1), MaxCount: ptr(3)}); err != nil {
 				t.Fatal(err)
 			}
-			v, _ := c.Zone("g1", "a")
-			set := v.LastDecision
-			if set == nil {
-				t.Fatal("no decision shown after the forced change")
-			}
-
-			clock.Set(t0.Add(10 * time.Second))
 			fleet.SetLoad("g1", "a", 0, 0)
-			if rep := c.Pass(ctx); rep.Hold != 1 {
-				t.Fatalf("pass %+v, want one hold", rep)
+			// sameAsStored: the view shows the decision the store holds.
+			sameAsStored := func(when string) *autoscaler.Decision {
+				t.Helper()
+				v, _ := c.Zone("g1", "a")
+				stored, err := st.Zone("g1", "a")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v.LastDecision == nil || stored.LastDecision == nil || !v.LastDecision.At.Equal(stored.LastDecision.At) {
+					t.Fatalf("%s the view shows %+v, the store holds %+v: want the same decision", when, v.LastDecision, stored.LastDecision)
+				}
+				return v.LastDecision
 			}
-			if len(shownWhileWriting) != 1 || shownWhileWriting[0] == nil || !shownWhileWriting[0].At.Equal(set.At) {
-				t.Fatalf("while the hold was being written the view showed %+v, want the stored %+v", shownWhileWriting, set)
+			for i, step := range tc.steps {
+				before := sameAsStored("before " + step)
+				clock.Set(t0.Add(time.Duration(i+1) * 10 * time.Second))
+				refuse = tc.refuse[i]
+				shownWhileWriting = nil
+				switch step {
+				case "pass":
+					if rep := c.Pass(ctx); rep.Hold != 1 {
+						t.Fatalf("pass %+v, want one hold", rep)
+					}
+				case "round":
+					d, err := c.Round(ctx, "g1", "a", "ga")
+					if d.Action != autoscaler.ActionHold || (err != nil) != refuse {
+						t.Fatalf("round: %s, %v; want a hold, refused: %v", d.Action, err, refuse)
+					}
+				}
+				if len(shownWhileWriting) != 1 || shownWhileWriting[0] == nil || !shownWhileWriting[0].At.Equal(before.At) {
+					t.Fatalf("%s: while the hold was being written the view showed %+v, want the stored %+v", step, shownWhileWriting, before)
+				}
+				after := sameAsStored("after " + step)
+				if refuse && !after.At.Equal(before.At) {
+					t.Fatalf("%s refused: the view shows %+v, want %+v still", step, after, before)
+				}
 			}
-			v, _ = c.Zone("g1", "a")
-			stored, err := st.Zone("g1", "a")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.LastDecision == nil || stored.LastDecision == nil || !v.LastDecision.At.Equal(stored.LastDecision.At) {
-				t.Fatalf("after the pass the view shows %+v, the store holds %+v: want the same decision", v.LastDecision, stored.LastDecision)
-			}
-			wantHold := tc.storeErr == nil
-			if gotHold := v.LastDecision.Action == autoscaler.ActionHold; gotHold != wantHold {
-				t.Fatalf("after the pass the view shows %s at %s, want the hold shown: %v", v.LastDecision.Action, v.LastDecision.At, wantHold)
+			last := sameAsStored("at the end")
+			if shown := last.Action == autoscaler.ActionHold && last.At.Equal(clock.Now()); shown != tc.hold {
+				t.Fatalf("the view shows %s at %s, want the last step's hold shown: %v", last.Action, last.At, tc.hold)
 			}
 		})
 	}
