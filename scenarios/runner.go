@@ -300,7 +300,7 @@ func (e *Env) createZone(ctx context.Context, zone string, maxCount int) error {
 // RunOne runs one scenario and returns (and writes) its verdict.
 func (e *Env) RunOne(ctx context.Context, sc Scenario) reports.Verdict {
 	s := newScope(e, sc)
-	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.title(e.Profile), Zone: s.Zone, Started: s.Start})
+	e.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.TitleUnder(e.Profile), Zone: s.Zone, Started: s.Start})
 	e.Log.Info("scenario start", "scenario", sc.Name, "zone", s.Zone)
 	return endVerdict(ctx, e.Results, e.Log, s.finish(sc.run(ctx, e, s)))
 }
@@ -342,8 +342,9 @@ func Decide(v reports.Verdict, runErr error) reports.Verdict {
 // errStopped is returned by waits when the run is stopped.
 var errStopped = errors.New("run stopped")
 
-// title is the scenario's title under p.
-func (sc Scenario) title(p Profile) string {
+// TitleUnder is the scenario's title under p: TitleFor(p) where it is set,
+// else Title. A platform run and the simulator both title a scenario with it.
+func (sc Scenario) TitleUnder(p Profile) string {
 	if sc.TitleFor != nil {
 		return sc.TitleFor(p)
 	}

@@ -125,13 +125,13 @@ func TestScaleEvents(t *testing.T) {
 // the published 45 s.
 func TestBurstTitle(t *testing.T) {
 	b := Burst()
-	if got := b.title(Quick()); got != "a 4.5 s burst" {
+	if got := b.TitleUnder(Quick()); got != "a 4.5 s burst" {
 		t.Errorf("quick: %q", got)
 	}
-	if got := b.title(Published()); got != "a 45 s burst" {
+	if got := b.TitleUnder(Published()); got != "a 45 s burst" {
 		t.Errorf("published: %q", got)
 	}
-	if got := Sustained().title(Quick()); got != Sustained().Title {
+	if got := Sustained().TitleUnder(Quick()); got != Sustained().Title {
 		t.Errorf("a scenario without TitleFor keeps its Title: %q", got)
 	}
 }

@@ -248,7 +248,7 @@ func (s *Sim) runOne(sc scenarios.Scenario) (reports.Verdict, Outcome) {
 	}
 	sp.co = s.main
 	sp.verdict = reports.Verdict{Scenario: sc.Name, UpToMaxS: -1, ReadyMaxS: -1, BackTo1S: -1}
-	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.Title, Zone: sp.zname, Started: s.l.Now()})
+	s.write(reports.KindScenario, reports.ScenarioStart{Scenario: sc.Name, Title: sc.TitleUnder(s.cfg.Profile), Zone: sp.zname, Started: s.l.Now()})
 	err := sc.Flow(s.ctx, world{sp})
 	v := sp.finish(err)
 	s.write(reports.KindVerdict, v)

@@ -80,6 +80,17 @@ func TestFiveQuick(t *testing.T) {
 		t.Fatalf("read back: incomplete=%v platform=%q verdicts=%d summary=%v seconds=%d events=%d",
 			res.Incomplete, res.Meta.Platform, len(res.Verdicts), res.Summary != nil, len(res.Seconds), len(res.Events))
 	}
+	// each scenario is titled as a platform run titles it under the profile
+	// (the burst with its length: "a 4.5 s burst" on quick)
+	for _, st := range res.Scenarios {
+		sc, err := scenarios.Select([]string{st.Scenario})
+		if err != nil || len(sc) != 1 {
+			t.Fatalf("scenario %q: %v", st.Scenario, err)
+		}
+		if want := sc[0].TitleUnder(scenarios.Quick()); st.Title != want {
+			t.Errorf("scenario %s titled %q, want %q", st.Scenario, st.Title, want)
+		}
+	}
 	var html bytes.Buffer
 	if err := render.RenderHTML(&html, []*reports.Results{res}, render.Options{}); err != nil {
 		t.Fatal(err)
