@@ -108,17 +108,14 @@ func (c *Controller) round(ctx context.Context, e *zoneEntry, actor string, pers
 		e.st = next
 		dd := d
 		e.z.LastDecision = &dd
-		if !persistHold {
-			// shown once Pass has stored it (publish keeps a dirty hold out of the view)
-			e.dirty = true
-			e.publish(seen)
-			c.auditHold(actor, e, d)
-			return d, nil
+		var err error
+		if persistHold {
+			err = c.o.Store.SetLastDecisions([]store.ZoneDecision{{Group: g, Zone: zn, Decision: d}})
 		}
-		err := c.o.Store.SetLastDecisions([]store.ZoneDecision{{Group: g, Zone: zn, Decision: d}})
-		// after the write, so what a reader sees is stored; a refused hold
-		// stays dirty, unshown, for the next pass to write
-		e.dirty = err != nil
+		// A hold not yet stored stays dirty, and publish keeps it out of the
+		// view: a pass's until Pass writes its holds, a refused one until a
+		// later pass writes the zone's newest.
+		e.dirty = !persistHold || err != nil
 		e.publish(seen)
 		c.auditHold(actor, e, d)
 		if err != nil {
