@@ -13,7 +13,8 @@ import (
 // process writes too (a second console pod during a rollout on
 // Kubernetes). A zone takes the stored count, max and last change; its
 // in-memory observation history (the low streak, previous samples) is kept,
-// and so is a newer hold not yet persisted. A new scheduler configuration
+// and so is a newer hold not yet persisted (the zone's view shows the stored
+// decision until that hold is stored). A new scheduler configuration
 // wakes the scheduler as SetAutoRebalance does. Zones are never removed.
 //
 // The error wraps ErrStore; nothing changes when a read fails.
@@ -57,6 +58,13 @@ func (c *Controller) Resync() error {
 			LowStreak: e.st.LowStreak, Prev: e.st.Prev}
 		e.exists = true
 		e.publish(nil)
+		if e.dirty && z.LastDecision != nil {
+			// The view shows what is stored, never the unstored hold kept
+			// above: here the other writer's decision.
+			v := *e.view.Load()
+			v.LastDecision = z.LastDecision
+			e.view.Store(&v)
+		}
 		e.mu.Unlock()
 
 		k := key(z.Group, z.Zone)

@@ -31,11 +31,13 @@ func (s holdWrites) SetLastDecisions(ds []store.ZoneDecision) error {
 // A hold is shown only once it is stored, so a decision a reader saw
 // survives a crash of the console (a kill -9 between a round and its write):
 // a pass shows its holds after its one write, an API round after its own, and
-// a hold the store refused is not shown (the next pass writes the newest).
+// a hold the store refused is not shown (the next pass writes the newest),
+// and a resync that keeps its own newer hold shows the decision another
+// writer stored.
 func TestHoldShownOnceStored(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		steps  []string // "pass" or "round", each at 10 s after the last
+		steps  []string // "pass", "round" or "resync" (another writer stores a hold 1 s before, then Resync), each at 10 s after the last
 		refuse []bool   // the store refuses that step's write
 		hold   bool     // the last step's hold is shown (and stored)
 	}{
@@ -44,6 +46,7 @@ func TestHoldShownOnceStored(t *testing.T) {
 		{"API round, stored", []string{"round"}, []bool{false}, true},
 		{"API round, store refused", []string{"round"}, []bool{true}, false},
 		{"API round refused, then a pass", []string{"round", "pass"}, []bool{true, false}, true},
+		{"API round refused, then another writer's older hold and a resync", []string{"round", "resync"}, []bool{true, false}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -104,6 +107,19 @@ func TestHoldShownOnceStored(t *testing.T) {
 					if rep := c.Pass(ctx); rep.Hold != 1 {
 						t.Fatalf("pass %+v, want one hold", rep)
 					}
+				case "resync":
+					// The refused round's hold (10 s) stays newer than the
+					// other writer's (9 s): Resync keeps it, unstored.
+					refuse = false
+					other := autoscaler.Decision{Action: autoscaler.ActionHold, From: 1, To: 1, Reason: "another console", At: clock.Now().Add(-time.Second - 10*time.Second)}
+					if err := st.SetLastDecisions([]store.ZoneDecision{{Group: "g1", Zone: "a", Decision: other}}); err != nil {
+						t.Fatal(err)
+					}
+					if err := c.Resync(); err != nil {
+						t.Fatal(err)
+					}
+					sameAsStored("after resync")
+					continue
 				case "round":
 					d, err := c.Round(ctx, "g1", "a", "ga")
 					if d.Action != autoscaler.ActionHold || (err != nil) != refuse {
