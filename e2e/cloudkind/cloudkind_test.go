@@ -226,7 +226,12 @@ func TestCloudPlatformsOnKind(t *testing.T) {
 	if os.Getenv("SCALEPROOF_E2E_KIND") != "1" {
 		t.Skip("set SCALEPROOF_E2E_KIND=1 to make a kind cluster (root; podman or Docker)")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 28*time.Minute)
+	// Ctrl-C: the first cancels ctx, so the run ends and the deferred
+	// teardowns delete the kind cluster and close the fakes (a test process
+	// killed by SIGINT would run no defer); a second exits at once (run.Trap).
+	trapped, untrap, _ := run.Trap(context.Background(), 10*time.Minute, "scaleproof e2e: exiting now; delete what is left with `scaleproof kind delete scaleproof-<run id>`")
+	defer untrap()
+	ctx, cancel := context.WithTimeout(trapped, 28*time.Minute)
 	defer cancel()
 	dir := os.Getenv("ARTIFACTS")
 	if dir == "" {

@@ -81,10 +81,21 @@ func TestMain(m *testing.M) {
 		artifacts = d
 	}
 	log = slog.New(slog.NewTextHandler(os.Stderr, nil))
-	testenv = env.NewWithConfig(envconf.New())
+	// Ctrl-C: the first cancels the environment's context, so setup and the
+	// specs end and Finish deletes the cluster (e2e-framework v0.7.0 runs
+	// Finish after a panic, not on a signal); a second exits at once
+	// (run.Trap).
+	ctx, untrap, _ := run.Trap(context.Background(), 10*time.Minute, "scaleproof e2e: exiting now; delete what is left with `scaleproof kind delete scaleproof-<run id>`")
+	var err error
+	if testenv, err = env.NewWithContext(ctx, envconf.New()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	testenv.Setup(setupCluster)
 	testenv.Finish(deleteCluster)
-	os.Exit(testenv.Run(m))
+	code := testenv.Run(m)
+	untrap()
+	os.Exit(code)
 }
 
 // setupCluster builds the two binaries and the scaleproof-ref image, makes
