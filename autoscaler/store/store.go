@@ -256,9 +256,9 @@ func (s *Store) Commit(zones []Zone, audits []AuditEntry) ([]AuditEntry, error) 
 	return out, nil
 }
 
-// putKeyed encodes v, the kind ("zone", "policy") of group and zone, and
-// puts it in b under zoneKey(group, zone); an empty group or zone is an
-// error.
+// putKeyed JSON-encodes v, the record of kind "zone" or "policy" of group
+// and zone, and puts it in b under zoneKey(group, zone); an empty group or
+// zone is an error. kind names the record in the errors.
 func putKeyed(b *bolt.Bucket, kind, group, zone string, v any) error {
 	if group == "" || zone == "" {
 		return fmt.Errorf("%s %q/%q: empty group or zone", kind, group, zone)
