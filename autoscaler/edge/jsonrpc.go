@@ -7,9 +7,6 @@ import (
 	"github.com/scaleproof/scaleproof/autoscaler/serve"
 )
 
-// requestID is serve.RequestID: the request's JSON-RPC id, or null.
-func requestID(body []byte) json.RawMessage { return serve.RequestID(body) }
-
 // writeRPCError writes status with a JSON-RPC error body (code -32000).
 func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
 	serve.WriteRPCError(w, status, id, CodeServerError, msg)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 )
 
 // StatusClientClosed is counted (never sent) when the client went away
@@ -74,7 +76,7 @@ func (e *Edge) route(w http.ResponseWriter, r *http.Request, k zoneKey) int {
 		writeRPCError(w, http.StatusBadRequest, nil, "read request body: "+err.Error())
 		return http.StatusBadRequest
 	}
-	id := requestID(body)
+	id := serve.RequestID(body)
 
 	// At most two attempts, and the second only after a dial failure: the
 	// first request never reached a worker.

@@ -427,13 +427,7 @@ func (q *Querier) run(ctx context.Context, a *scheduler.Assignment) scheduler.An
 	}
 	rec := httptest.NewRecorder()
 	q.work.Handler().ServeHTTP(rec, req)
-	h := http.Header{}
-	for _, n := range scheduler.ForwardAnswerHeaders() {
-		if v := rec.Header().Values(n); len(v) > 0 {
-			h[http.CanonicalHeaderKey(n)] = v
-		}
-	}
-	return scheduler.Answer{Status: rec.Code, Header: h, Body: rec.Body.Bytes()}
+	return scheduler.Answer{Status: rec.Code, Header: scheduler.AnswerHeaders(rec.Header()), Body: rec.Body.Bytes()}
 }
 
 // answer posts one call's answer to the scheduler.

@@ -316,7 +316,7 @@ func (s *Scheduler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, errorAnswer(http.StatusBadRequest, nil, CodeParseError, "parse error: request body is not JSON", false))
 		return
 	}
-	c := &call{header: pick(r.Header, forwardRequestHeaders), body: body, rpcID: requestID(body), done: make(chan Answer, 1)}
+	c := &call{header: pick(r.Header, forwardRequestHeaders), body: body, rpcID: serve.RequestID(body), done: make(chan Answer, 1)}
 
 	s.mu.Lock()
 	if s.draining {

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/scaleproof/scaleproof/autoscaler/serve"
 )
 
 // Paths of the querier protocol (see the package doc).
@@ -33,8 +35,8 @@ type Assignment struct {
 }
 
 // Answer is what a querier's worker sends back for one call (POST
-// /querier/answer?session=S&call=C): the HTTP status, the headers of
-// ForwardAnswerHeaders and the body the caller gets.
+// /querier/answer?session=S&call=C): the HTTP status, the headers
+// AnswerHeaders keeps and the body the caller gets.
 type Answer struct {
 	Status int         `json:"status"`
 	Header http.Header `json:"header,omitempty"`
@@ -47,9 +49,11 @@ var forwardRequestHeaders = []string{"Content-Type", "Accept", "Mcp-Protocol-Ver
 // forwardAnswerHeaders are the querier's answer headers the caller gets.
 var forwardAnswerHeaders = []string{"Content-Type", "Retry-After", "Mcp-Session-Id"}
 
-// ForwardAnswerHeaders returns the names of the answer's headers handed back to the caller.
-func ForwardAnswerHeaders() []string { return append([]string(nil), forwardAnswerHeaders...) }
+// AnswerHeaders returns a copy of the headers of h (a worker's answer) that
+// are handed back to the caller (forwardAnswerHeaders).
+func AnswerHeaders(h http.Header) http.Header { return pick(h, forwardAnswerHeaders) }
 
+// pick returns a copy of the headers of h named in names.
 func pick(h http.Header, names []string) http.Header {
 	out := http.Header{}
 	for _, n := range names {
@@ -68,53 +72,17 @@ const (
 	CodeParseError = -32700
 )
 
-// requestID is the "id" of a single JSON-RPC request, or null.
-func requestID(body []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
-		return json.RawMessage("null")
-	}
-	if c := m.ID[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
-		return m.ID
-	}
-	return json.RawMessage("null")
-}
-
-// rpcError is a JSON-RPC 2.0 error response body.
-func rpcError(id json.RawMessage, code int, msg string) []byte {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
-	if err != nil { // cannot happen: id is valid JSON
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
-	}
-	return append(b, '\n')
-}
-
 // errorAnswer is an Answer carrying a JSON-RPC error.
 func errorAnswer(status int, id json.RawMessage, code int, msg string, retryAfter bool) Answer {
 	h := http.Header{"Content-Type": {"application/json"}}
 	if retryAfter {
 		h.Set("Retry-After", "1")
 	}
-	return Answer{Status: status, Header: h, Body: rpcError(id, code, msg)}
+	return Answer{Status: status, Header: h, Body: serve.RPCErrorJSON(id, code, msg)}
 }
 
 func writeAnswer(w http.ResponseWriter, a Answer) {
-	for k, v := range pick(a.Header, forwardAnswerHeaders) {
+	for k, v := range AnswerHeaders(a.Header) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(a.Status)

@@ -41,9 +41,10 @@ func RequestID(body []byte) json.RawMessage {
 	return id
 }
 
-// WriteRPCError writes HTTP status with a JSON-RPC error body for request id
-// (nil: null) with code and msg.
-func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+// RPCErrorJSON is the JSON-RPC error body for request id (nil: null) with
+// code and msg, ending in a newline: what WriteRPCError writes, for a
+// server (the scheduler) that hands the body on instead of writing it.
+func RPCErrorJSON(id json.RawMessage, code int, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -51,7 +52,13 @@ func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	if err != nil { // cannot happen: id is valid JSON
 		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
 	}
+	return append(b, '\n')
+}
+
+// WriteRPCError writes HTTP status with a JSON-RPC error body for request id
+// (nil: null) with code and msg.
+func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
+	_, _ = w.Write(RPCErrorJSON(id, code, msg))
 }

@@ -54,15 +54,8 @@ func (s *Store) CommitPolicies(policies []ZonePolicy, zones []Zone, audits []Aud
 			return fmt.Errorf("create bucket %s: %w", bucketPolicies, err)
 		}
 		for _, p := range policies {
-			if p.Group == "" || p.Zone == "" {
-				return fmt.Errorf("policy %q/%q: empty group or zone", p.Group, p.Zone)
-			}
-			v, err := json.Marshal(p)
-			if err != nil {
-				return fmt.Errorf("encode policy %s/%s: %w", p.Group, p.Zone, err)
-			}
-			if err := b.Put(zoneKey(p.Group, p.Zone), v); err != nil {
-				return fmt.Errorf("put policy %s/%s: %w", p.Group, p.Zone, err)
+			if err := putKeyed(b, "policy", p.Group, p.Zone, p); err != nil {
+				return err
 			}
 		}
 		out, err = commit(tx, zones, audits)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -83,6 +84,23 @@ type AuditQuery struct {
 	Groups []string
 	// Limit caps the number of entries returned (newest first); <= 0 means 100.
 	Limit int
+}
+
+// MaxEntries is how many entries q returns at most: Limit, or 100 when
+// Limit is <= 0.
+func (q AuditQuery) MaxEntries() int {
+	if q.Limit <= 0 {
+		return 100
+	}
+	return q.Limit
+}
+
+// Matches reports whether q selects e: e's group, zone and action as q names
+// them (an empty one matches anything) and, when Groups is non-nil, e's group
+// among them. Every Backend's Audit filters with it.
+func (q AuditQuery) Matches(e AuditEntry) bool {
+	return (q.Group == "" || e.Group == q.Group) && (q.Zone == "" || e.Zone == q.Zone) &&
+		(q.Action == "" || e.Action == q.Action) && (q.Groups == nil || slices.Contains(q.Groups, e.Group))
 }
 
 // Options tune Open.
@@ -238,18 +256,28 @@ func (s *Store) Commit(zones []Zone, audits []AuditEntry) ([]AuditEntry, error) 
 	return out, nil
 }
 
+// putKeyed JSON-encodes v, the record of kind "zone" or "policy" of group
+// and zone, and puts it in b under zoneKey(group, zone); an empty group or
+// zone is an error. kind names the record in the errors.
+func putKeyed(b *bolt.Bucket, kind, group, zone string, v any) error {
+	if group == "" || zone == "" {
+		return fmt.Errorf("%s %q/%q: empty group or zone", kind, group, zone)
+	}
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s %s/%s: %w", kind, group, zone, err)
+	}
+	if err := b.Put(zoneKey(group, zone), enc); err != nil {
+		return fmt.Errorf("put %s %s/%s: %w", kind, group, zone, err)
+	}
+	return nil
+}
+
 func commit(tx *bolt.Tx, zones []Zone, audits []AuditEntry) ([]AuditEntry, error) {
 	zb := tx.Bucket(bucketZones)
 	for _, z := range zones {
-		if z.Group == "" || z.Zone == "" {
-			return nil, fmt.Errorf("zone %q/%q: empty group or zone", z.Group, z.Zone)
-		}
-		v, err := json.Marshal(z)
-		if err != nil {
-			return nil, fmt.Errorf("encode zone %s/%s: %w", z.Group, z.Zone, err)
-		}
-		if err := zb.Put(zoneKey(z.Group, z.Zone), v); err != nil {
-			return nil, fmt.Errorf("put zone %s/%s: %w", z.Group, z.Zone, err)
+		if err := putKeyed(zb, "zone", z.Group, z.Zone, z); err != nil {
+			return nil, err
 		}
 	}
 	out := make([]AuditEntry, len(audits))
@@ -305,12 +333,8 @@ func (s *Store) SetLastDecisions(ds []ZoneDecision) error {
 			}
 			dec := d.Decision
 			z.LastDecision = &dec
-			nv, err := json.Marshal(z)
-			if err != nil {
-				return fmt.Errorf("encode zone %s/%s: %w", d.Group, d.Zone, err)
-			}
-			if err := zb.Put(k, nv); err != nil {
-				return fmt.Errorf("put zone %s/%s: %w", d.Group, d.Zone, err)
+			if err := putKeyed(zb, "zone", d.Group, d.Zone, z); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -319,17 +343,7 @@ func (s *Store) SetLastDecisions(ds []ZoneDecision) error {
 
 // Audit returns entries matching q, newest first.
 func (s *Store) Audit(q AuditQuery) ([]AuditEntry, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
-	var allowed map[string]bool
-	if q.Groups != nil {
-		allowed = make(map[string]bool, len(q.Groups))
-		for _, g := range q.Groups {
-			allowed[g] = true
-		}
-	}
+	limit := q.MaxEntries()
 	out := []AuditEntry{}
 	err := s.view("read audit", func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketAudit).Cursor()
@@ -338,13 +352,9 @@ func (s *Store) Audit(q AuditQuery) ([]AuditEntry, error) {
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("decode audit %x: %w", k, err)
 			}
-			if (q.Group != "" && e.Group != q.Group) ||
-				(q.Zone != "" && e.Zone != q.Zone) ||
-				(q.Action != "" && e.Action != q.Action) ||
-				(allowed != nil && !allowed[e.Group]) {
-				continue
+			if q.Matches(e) {
+				out = append(out, e)
 			}
-			out = append(out, e)
 		}
 		return nil
 	})

@@ -39,10 +39,13 @@ func (c *Clock) Advance(d time.Duration) {
 }
 
 // Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
+func (c *Clock) Set(t time.Time) { setLocked(&c.mu, &c.t, t) }
+
+// setLocked sets *p to v while holding mu: the setters of Clock and Fleet.
+func setLocked[T any](mu *sync.Mutex, p *T, v T) {
+	mu.Lock()
+	defer mu.Unlock()
+	*p = v
 }
 
 // Tickers is a ticker source whose tickers tick when the test says so.
@@ -183,32 +186,16 @@ const DefaultLimit = 32
 func zkey(group, zone string) string { return group + "/" + zone }
 
 // SetScaleError makes Scale fail with err (nil: succeed).
-func (f *Fleet) SetScaleError(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.scaleErr = err
-}
+func (f *Fleet) SetScaleError(err error) { setLocked(&f.mu, &f.scaleErr, err) }
 
 // SetDiscoveryError makes Endpoints fail with err (nil: succeed).
-func (f *Fleet) SetDiscoveryError(err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.discoveryErr = err
-}
+func (f *Fleet) SetDiscoveryError(err error) { setLocked(&f.mu, &f.discoveryErr, err) }
 
 // SetNewNotReady makes new workers start listed not ready.
-func (f *Fleet) SetNewNotReady(v bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.newNotReady = v
-}
+func (f *Fleet) SetNewNotReady(v bool) { setLocked(&f.mu, &f.newNotReady, v) }
 
 // SetRecord turns the recording of Scale calls on or off (benchmarks).
-func (f *Fleet) SetRecord(v bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.record = v
-}
+func (f *Fleet) SetRecord(v bool) { setLocked(&f.mu, &f.record, v) }
 
 // Scale sets the zone's workers: new ones are appended; going down removes
 // the victims first, then the newest.

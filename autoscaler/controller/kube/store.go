@@ -459,20 +459,13 @@ func (s *ConfigMapStore) SetLastDecisions(ds []store.ZoneDecision) error {
 
 // Audit returns the entries matching q, newest first.
 func (s *ConfigMapStore) Audit(q store.AuditQuery) ([]store.AuditEntry, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 100
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := []store.AuditEntry{}
-	for i := len(s.st.Audit) - 1; i >= 0 && len(out) < limit; i-- {
-		e := s.st.Audit[i]
-		if (q.Group != "" && e.Group != q.Group) || (q.Zone != "" && e.Zone != q.Zone) ||
-			(q.Action != "" && e.Action != q.Action) || (q.Groups != nil && !slices.Contains(q.Groups, e.Group)) {
-			continue
+	for i := len(s.st.Audit) - 1; i >= 0 && len(out) < q.MaxEntries(); i-- {
+		if e := s.st.Audit[i]; q.Matches(e) {
+			out = append(out, e)
 		}
-		out = append(out, e)
 	}
 	return out, nil
 }
