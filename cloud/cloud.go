@@ -21,6 +21,7 @@
 package cloud
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,15 +105,13 @@ func (o Options) WithDefaults(machineType string) Options {
 	if o.NodeMin == 0 && o.NodeMax == 0 {
 		o.NodeMin, o.NodeMax = DefaultNodeMin, DefaultNodeMax
 	}
-	if o.MachineType == "" {
-		o.MachineType = machineType
-	}
 	if o.OperationTimeout <= 0 {
 		o.OperationTimeout = DefaultOperationTimeout
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = DefaultPollInterval
 	}
+	o.MachineType = cmp.Or(o.MachineType, machineType)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
