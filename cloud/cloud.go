@@ -21,6 +21,7 @@
 package cloud
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -84,6 +85,43 @@ type Options struct {
 	Now                            func() time.Time // nil: time.Now
 	Log                            *slog.Logger     // nil: discard
 	Out                            io.Writer        // progress lines; nil: discard
+}
+
+// The defaults of Options' zero values, the same for every provider.
+const (
+	DefaultNodeMin          = 1
+	DefaultNodeMax          = 4
+	DefaultOperationTimeout = 25 * time.Minute
+	DefaultPollInterval     = 10 * time.Second
+)
+
+// WithDefaults is o with its zero values filled in as every provider reads
+// them: NodeMin..NodeMax DefaultNodeMin..DefaultNodeMax when both are 0,
+// MachineType the provider's machineType when "", OperationTimeout and
+// PollInterval their defaults when not positive, Now time.Now, Log a
+// logger that discards and Out io.Discard when nil. It checks nothing: each
+// provider refuses the bounds it cannot use.
+func (o Options) WithDefaults(machineType string) Options {
+	if o.NodeMin == 0 && o.NodeMax == 0 {
+		o.NodeMin, o.NodeMax = DefaultNodeMin, DefaultNodeMax
+	}
+	if o.OperationTimeout <= 0 {
+		o.OperationTimeout = DefaultOperationTimeout
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	o.MachineType = cmp.Or(o.MachineType, machineType)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return o
 }
 
 // Resource is one thing in a cloud that a run created or the janitor found:

@@ -2,8 +2,6 @@ package kind
 
 import (
 	"archive/tar"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -74,42 +72,4 @@ func writeSingleFileTar(path, name, src string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// fanout is a slog handler that sends each record to every handler.
-type fanout []slog.Handler
-
-func (f fanout) Enabled(ctx context.Context, l slog.Level) bool {
-	for _, h := range f {
-		if h.Enabled(ctx, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func (f fanout) Handle(ctx context.Context, r slog.Record) error {
-	var errs []error
-	for _, h := range f {
-		if h.Enabled(ctx, r.Level) {
-			errs = append(errs, h.Handle(ctx, r.Clone()))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func (f fanout) WithAttrs(a []slog.Attr) slog.Handler {
-	out := make(fanout, len(f))
-	for i, h := range f {
-		out[i] = h.WithAttrs(a)
-	}
-	return out
-}
-
-func (f fanout) WithGroup(g string) slog.Handler {
-	out := make(fanout, len(f))
-	for i, h := range f {
-		out[i] = h.WithGroup(g)
-	}
-	return out
 }

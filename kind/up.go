@@ -123,7 +123,7 @@ func (k *Kind) nodeImage(ctx context.Context) (string, error) {
 		return k.cfg.EnsureNodeImage(ctx, k.engine.Name)
 	}
 	// the build's steps go to the progress output too: a cold build takes minutes
-	both := slog.New(fanout{k.cfg.Log.Handler(), slog.NewTextHandler(k.cfg.Out, nil)})
+	both := slog.New(slog.NewMultiHandler(k.cfg.Log.Handler(), slog.NewTextHandler(k.cfg.Out, nil)))
 	return EnsureNodeImage(ctx, k.engine.Name, nodeimage.Options{Log: both})
 }
 

@@ -22,19 +22,15 @@ import (
 	"github.com/scaleproof/scaleproof/cloud"
 )
 
-// The defaults of a run's cluster.
+// The default machine type of a run's cluster (cloud.Options.WithDefaults
+// fills the other zero values), and names.
 const (
-	DefaultNodeMin     = 1
-	DefaultNodeMax     = 4
 	DefaultMachineType = "Standard_D2s_v5" // 2 vCPU, 8 GiB
 	// SystemPoolName is the one agent pool's name (lower-case letters and
 	// digits, at most 12 for Linux pools).
 	SystemPoolName = "system"
 	// ImageRepository is the repository path in the registry.
 	ImageRepository = "scaleproof-ref"
-
-	defaultOperationTimeout = 25 * time.Minute
-	defaultPollInterval     = 10 * time.Second
 )
 
 // AKSScope is the scope of an AAD token for the API server of any
@@ -97,7 +93,7 @@ func NewWith(o cloud.Options, d Deps) (*Provider, error) {
 			return nil, fmt.Errorf("%s is required for aks", f.flag)
 		}
 	}
-	o = withDefaults(o)
+	o = o.WithDefaults(DefaultMachineType)
 	if o.Endpoint == "" && o.PollInterval < time.Second {
 		o.PollInterval = time.Second // the SDK's floor against Azure
 	}
@@ -163,31 +159,6 @@ func NewWith(o cloud.Options, d Deps) (*Provider, error) {
 		return nil, fmt.Errorf("aks: role assignments client: %w", err)
 	}
 	return p, nil
-}
-
-func withDefaults(o cloud.Options) cloud.Options {
-	if o.NodeMin == 0 && o.NodeMax == 0 {
-		o.NodeMin, o.NodeMax = DefaultNodeMin, DefaultNodeMax
-	}
-	if o.MachineType == "" {
-		o.MachineType = DefaultMachineType
-	}
-	if o.OperationTimeout <= 0 {
-		o.OperationTimeout = defaultOperationTimeout
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = defaultPollInterval
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Out == nil {
-		o.Out = io.Discard
-	}
-	return o
 }
 
 // Name is the Platform column.

@@ -84,7 +84,7 @@ func Actions() []string {
 // changing nothing (it calls nothing either, so the resource group is
 // listed with "if missing").
 func (p *Provider) Plan(o cloud.Options) cloud.Plan {
-	o = withDefaults(o)
+	o = o.WithDefaults(DefaultMachineType)
 	labels := cloud.Labels(o.RunID, o.Now(), o.TTL)
 	group := fmt.Sprintf("/subscriptions/%s/resourceGroups/%s", o.Subscription, o.ResourceGroup)
 	var rs []cloud.Resource

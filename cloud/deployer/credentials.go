@@ -90,11 +90,7 @@ func (r *refresher) wait(tok cloud.Token) time.Duration {
 		return -1
 	}
 	left := tok.Expiry.Sub(r.d.now())
-	w := left - r.d.cfg.RefreshBefore
-	if w < left/2 {
-		w = left / 2
-	}
-	return max(w, time.Second)
+	return max(left-r.d.cfg.RefreshBefore, left/2, time.Second)
 }
 
 func (r *refresher) run(tok cloud.Token) {

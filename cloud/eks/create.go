@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -157,7 +159,7 @@ func (p *Provider) createRole(ctx context.Context, c *cloud.Cluster, name, trust
 		return "", apiError(op, "iam:CreateRole", err)
 	}
 	arn := aws.ToString(out.Role.Arn)
-	c.Created = append(c.Created, cloud.Resource{Kind: "role", Name: name, ID: arn, Labels: copyLabels(labels)})
+	c.Created = append(c.Created, cloud.Resource{Kind: "role", Name: name, ID: arn, Labels: maps.Clone(labels)})
 	for _, pol := range policies {
 		if _, err := p.iam.AttachRolePolicy(ctx, &iam.AttachRolePolicyInput{
 			RoleName:  aws.String(name),
@@ -220,11 +222,11 @@ func (p *Provider) defaultSubnets(ctx context.Context, op string) ([]string, err
 }
 
 func clusterResource(cl *ekstypes.Cluster, name string, labels map[string]string) cloud.Resource {
-	r := cloud.Resource{Kind: "cluster", Name: name, Labels: copyLabels(labels)}
+	r := cloud.Resource{Kind: "cluster", Name: name, Labels: maps.Clone(labels)}
 	if cl != nil {
 		r.ID = aws.ToString(cl.Arn)
 		if cl.Tags != nil {
-			r.Labels = copyLabels(cl.Tags)
+			r.Labels = maps.Clone(cl.Tags)
 		}
 	}
 	return r
@@ -261,29 +263,12 @@ func healthIssues(cl *ekstypes.Cluster) string {
 }
 
 func iamTags(labels map[string]string) []iamtypes.Tag {
-	keys := sortedKeys(labels)
+	keys := slices.Sorted(maps.Keys(labels))
 	t := make([]iamtypes.Tag, len(keys))
 	for i, k := range keys {
 		t[i] = iamtypes.Tag{Key: aws.String(k), Value: aws.String(labels[k])}
 	}
 	return t
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func copyLabels(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // createClusterAttempt is one CreateCluster with a new client token: done

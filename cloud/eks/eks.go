@@ -62,14 +62,6 @@ func RepositoryName(runID string) string {
 	return "scaleproof-ref/" + strings.Trim(cloud.RunIDLabelValue(runID), "-_")
 }
 
-// The defaults of cloud.Options' zero values.
-const (
-	defaultOperationTimeout = 25 * time.Minute
-	defaultPollInterval     = 10 * time.Second
-	defaultNodeMin          = 1
-	defaultNodeMax          = 4
-)
-
 // Provider is EKS in one region. Build it with New.
 type Provider struct {
 	o   cloud.Options
@@ -122,28 +114,15 @@ func NewWithConfig(o cloud.Options, cfg aws.Config) (*Provider, error) {
 		return nil, errors.New("--region is required for eks")
 	}
 	cfg.Region = o.Region
-	if o.OperationTimeout <= 0 {
-		o.OperationTimeout = defaultOperationTimeout
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = defaultPollInterval
-	}
 	if o.NodeMin <= 0 && o.NodeMax <= 0 {
-		o.NodeMin, o.NodeMax = defaultNodeMin, defaultNodeMax
+		// 0 or below for both: the defaults (WithDefaults fills only 0, 0)
+		o.NodeMin, o.NodeMax = cloud.DefaultNodeMin, cloud.DefaultNodeMax
 	}
+	o = o.WithDefaults("")
 	if o.NodeMax < o.NodeMin {
 		return nil, fmt.Errorf("eks: the node maximum (%d) is below the minimum (%d)", o.NodeMax, o.NodeMin)
 	}
 	p := &Provider{o: o, log: o.Log, out: o.Out, now: o.Now}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
-	}
-	if p.out == nil {
-		p.out = io.Discard
-	}
-	if p.now == nil {
-		p.now = time.Now
-	}
 	var base *string
 	if o.Endpoint != "" {
 		base = aws.String(strings.TrimRight(o.Endpoint, "/"))

@@ -2,6 +2,7 @@ package eks
 
 import (
 	"context"
+	"maps"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
@@ -35,7 +36,7 @@ func (p *Provider) List(ctx context.Context) ([]cloud.Resource, error) {
 			if err != nil {
 				return nil, apiError(op, "eks:DescribeCluster", err)
 			}
-			clusters = append(clusters, cloud.Resource{Kind: "cluster", Name: name, ID: aws.ToString(d.Cluster.Arn), Labels: copyLabels(d.Cluster.Tags)})
+			clusters = append(clusters, cloud.Resource{Kind: "cluster", Name: name, ID: aws.ToString(d.Cluster.Arn), Labels: maps.Clone(d.Cluster.Tags)})
 			ng, err := p.nodegroups(ctx, op, name)
 			if err != nil {
 				return nil, err
@@ -49,7 +50,7 @@ func (p *Provider) List(ctx context.Context) ([]cloud.Resource, error) {
 					return nil, apiError(op, "eks:DescribeNodegroup", err)
 				}
 				groups = append(groups, cloud.Resource{Kind: "node group", Name: name + "/" + g,
-					ID: aws.ToString(d.Nodegroup.NodegroupArn), Labels: copyLabels(d.Nodegroup.Tags)})
+					ID: aws.ToString(d.Nodegroup.NodegroupArn), Labels: maps.Clone(d.Nodegroup.Tags)})
 			}
 		}
 	}

@@ -3,7 +3,9 @@ package eks
 import (
 	"context"
 	"encoding/base64"
+	"maps"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,7 +47,7 @@ func (p *Provider) EnsureRegistry(ctx context.Context, labels map[string]string)
 			return reg, apiError(op, "ecr:CreateRepository", err)
 		}
 		repo = out.Repository
-		reg.Created = []cloud.Resource{{Kind: "repository", Name: RepositoryName(p.o.RunID), ID: aws.ToString(repo.RepositoryArn), Labels: copyLabels(labels)}}
+		reg.Created = []cloud.Resource{{Kind: "repository", Name: RepositoryName(p.o.RunID), ID: aws.ToString(repo.RepositoryArn), Labels: maps.Clone(labels)}}
 	default:
 		return reg, apiError(op, "ecr:DescribeRepositories", err)
 	}
@@ -113,7 +115,7 @@ func registryHost(s string) string {
 }
 
 func ecrTags(labels map[string]string) []ecrtypes.Tag {
-	keys := sortedKeys(labels)
+	keys := slices.Sorted(maps.Keys(labels))
 	t := make([]ecrtypes.Tag, len(keys))
 	for i, k := range keys {
 		t[i] = ecrtypes.Tag{Key: aws.String(k), Value: aws.String(labels[k])}

@@ -25,7 +25,6 @@ package gke
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -43,13 +42,10 @@ import (
 	"github.com/scaleproof/scaleproof/cloud"
 )
 
-// The defaults of the node pool and the waits.
+// The node pool's default machine type (cloud.Options.WithDefaults fills
+// the other zero values), the names and the scopes.
 const (
-	DefaultMachineType      = "e2-standard-4"
-	DefaultNodeMin          = 1
-	DefaultNodeMax          = 4
-	DefaultOperationTimeout = 25 * time.Minute
-	DefaultPollInterval     = 10 * time.Second
+	DefaultMachineType = "e2-standard-4"
 	// NodePoolName is the one node pool of a created cluster.
 	NodePoolName = "scaleproof"
 	// ImageName is the image's name inside the repository.
@@ -85,15 +81,13 @@ var _ cloud.Provider = (*Provider)(nil)
 // New checks the options GKE needs (--project, --location) and fills the
 // defaults; nothing is contacted.
 func New(o cloud.Options) (*Provider, error) {
+	o = o.WithDefaults(DefaultMachineType)
 	var errs []error
 	if o.Project == "" {
 		errs = append(errs, errors.New("--project is required for gke (the Google Cloud project the cluster and repository go in)"))
 	}
 	if o.Location == "" {
 		errs = append(errs, errors.New("--location is required for gke (a region such as us-central1, or a zone such as us-central1-a)"))
-	}
-	if o.NodeMin == 0 && o.NodeMax == 0 {
-		o.NodeMin, o.NodeMax = DefaultNodeMin, DefaultNodeMax
 	}
 	if o.NodeMin < 0 || o.NodeMax < o.NodeMin || o.NodeMax == 0 {
 		errs = append(errs, errors.New("node pool bounds: want 0 <= min <= max and max >= 1"))
@@ -109,23 +103,7 @@ func New(o cloud.Options) (*Provider, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if o.MachineType == "" {
-		o.MachineType = DefaultMachineType
-	}
-	if o.OperationTimeout <= 0 {
-		o.OperationTimeout = DefaultOperationTimeout
-	}
-	if o.PollInterval <= 0 {
-		o.PollInterval = DefaultPollInterval
-	}
-	p := &Provider{o: o, log: o.Log, now: o.Now}
-	if p.log == nil {
-		p.log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if p.now == nil {
-		p.now = time.Now
-	}
-	return p, nil
+	return &Provider{o: o, log: o.Log, now: o.Now}, nil
 }
 
 // Name is "GKE".

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -244,12 +246,8 @@ func slimSkip(rel string) bool {
 var iptablesCommands = []string{"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"}
 
 func isIptablesCommand(rel string) bool {
-	for _, c := range iptablesCommands {
-		if rel == "usr/sbin/"+c {
-			return true
-		}
-	}
-	return false
+	c, ok := strings.CutPrefix(rel, "usr/sbin/")
+	return ok && slices.Contains(iptablesCommands, c)
 }
 
 // writeComponentImages writes every image of imgs into one docker-archive at
@@ -294,12 +292,7 @@ func writeComponentImages(imgs []ComponentImage, rootfs, work, out string) error
 			layers = []v1.Layer{slim}
 		}
 		top, err := writeLayer(filepath.Join(work, fmt.Sprintf("image-%d.tar", i)), func(l *layerWriter) error {
-			keys := make([]string, 0, len(im.Files))
-			for k := range im.Files {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(im.Files)) {
 				if err := l.fileFrom(k, 0o755, im.Files[k]); err != nil {
 					return err
 				}

@@ -316,9 +316,7 @@ func (s *Server) roleARNExists(arn string) bool {
 // page is one page of names after token (an index), pageSize long.
 func (s *Server) page(names []string, token string) ([]string, string) {
 	from, _ := strconv.Atoi(token)
-	if from > len(names) {
-		from = len(names)
-	}
+	from = min(from, len(names))
 	to := from + s.pageSize
 	if s.pageSize <= 0 || to >= len(names) {
 		return names[from:], ""
