@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,7 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 			if wide {
 				cols = render.AllColumns()
 			}
-			if !validFormat(format) {
+			if !slices.Contains(render.Formats, format) {
 				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: %s)", format, strings.Join(render.Formats, ", ")))
 			}
 			runs, err := readResults(args)
@@ -83,15 +84,6 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 	c.Flags().StringSliceVar(&columns, "columns", nil, "extra table columns: "+strings.Join(render.ColumnNames, ", ")+", or all")
 	c.Flags().BoolVar(&wide, "wide", false, "every extra column (same as --columns all)")
 	return c
-}
-
-func validFormat(f string) bool {
-	for _, k := range render.Formats {
-		if f == k {
-			return true
-		}
-	}
-	return false
 }
 
 // readResults reads every results file, failing on the first that is
