@@ -298,9 +298,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			}
 		}()
 	}
-	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
+	log, closeLog, err := run.OpenArtifacts(dir, "scaleproof.log")
 	if err != nil {
-		return err
+		return withCode(exitUsage, err) // the folder given cannot be written
 	}
 	defer closeLog()
 	pf, err := newRunPlatform(cmd, o, p.prof, runID, dir, log.With("part", "platform"))

@@ -176,9 +176,9 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	}
 	runID := newRunID()
 	dir := run.ArtifactsDir(o.artifacts, "selftest-"+runID)
-	log, closeLog, err := openArtifacts(dir, "selftest.log")
+	log, closeLog, err := run.OpenArtifacts(dir, "selftest.log")
 	if err != nil {
-		return err
+		return withCode(exitUsage, err) // the folder given cannot be written
 	}
 	defer closeLog()
 
