@@ -100,6 +100,7 @@ func readResults(paths []string) ([]*reports.Results, error) {
 	return runs, nil
 }
 
+// scenarioNames is the names of list, in its order.
 func scenarioNames(list []scenarios.Scenario) []string {
 	out := make([]string, len(list))
 	for i, s := range list {
