@@ -47,8 +47,6 @@ var cloudProviders = map[string]func(cloud.Options) (cloud.Provider, error){
 // cloudNames are the clouds of --platform, sorted.
 func cloudNames() []string { return slices.Sorted(maps.Keys(cloudProviders)) }
 
-func isCloud(platform string) bool { _, ok := cloudProviders[platform]; return ok }
-
 // cloudOpts are the cloud platforms' flags (run, cloud plan, cloud janitor).
 type cloudOpts struct {
 	project, location, region, subscription, resourceGroup string

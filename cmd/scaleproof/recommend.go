@@ -108,8 +108,8 @@ func runRecommend(cmd *cobra.Command, o *recommendOpts) error {
 	if o.prometheus == "" {
 		return withCode(exitUsage, errors.New("--prometheus URL is required"))
 	}
-	if err := validateHTTPURL(o.prometheus); err != nil {
-		return withCode(exitUsage, err)
+	if !strings.HasPrefix(o.prometheus, "http://") && !strings.HasPrefix(o.prometheus, "https://") {
+		return withCode(exitUsage, fmt.Errorf("--prometheus %q: want http://HOST:PORT", o.prometheus))
 	}
 	if o.workers < 1 {
 		return withCode(exitUsage, fmt.Errorf("--workers %d: want >= 1", o.workers))
@@ -129,13 +129,6 @@ func runRecommend(cmd *cobra.Command, o *recommendOpts) error {
 			"workers": o.workers, "range": o.rangeStr, "bounds": bounds})
 	}
 	writeBounds(out, bounds)
-	return nil
-}
-
-func validateHTTPURL(u string) error {
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return fmt.Errorf("--prometheus %q: want http://HOST:PORT", u)
-	}
 	return nil
 }
 

@@ -585,7 +585,7 @@ func newRunPlatform(cmd *cobra.Command, o *runOpts, prof scenarios.Profile, runI
 		}
 		pf, err = external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 	default:
-		if !isCloud(o.platform) {
+		if _, ok := cloudProviders[o.platform]; !ok {
 			return nil, withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external, %s)", o.platform, strings.Join(cloudNames(), ", ")))
 		}
 		pf, err = newCloudPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))
