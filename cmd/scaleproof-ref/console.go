@@ -198,12 +198,8 @@ func (o *consoleFlags) resolve(cmd *cobra.Command) error {
 			errs = append(errs, fmt.Errorf("--prometheus %q: want http://HOST:PORT", o.prometheus))
 		}
 	}
-	if o.scrapeTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--scrape-timeout %s: want > 0", o.scrapeTimeout))
-	}
-	if o.drain <= 0 {
-		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
-	}
+	errs = append(errs, wantPositive("--scrape-timeout", o.scrapeTimeout))
+	errs = append(errs, wantPositive("--drain", o.drain))
 	if err := o.stepConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}

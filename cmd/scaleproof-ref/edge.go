@@ -99,18 +99,10 @@ func (o *edgeFlags) resolve() error {
 			errs = append(errs, fmt.Errorf("--fleet %q: want http://HOST:PORT", o.fleet))
 		}
 	}
-	if o.interval < 0 {
-		errs = append(errs, fmt.Errorf("--discovery-interval %s: want >= 0", o.interval))
-	}
-	if o.upstreamTimeout <= 0 {
-		errs = append(errs, fmt.Errorf("--upstream-timeout %s: want > 0", o.upstreamTimeout))
-	}
-	if o.drain <= 0 {
-		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
-	}
-	if o.inflightMaxAge < 0 {
-		errs = append(errs, fmt.Errorf("--inflight-max-age %s: want >= 0", o.inflightMaxAge))
-	}
+	errs = append(errs, wantNonNegative("--discovery-interval", o.interval))
+	errs = append(errs, wantPositive("--upstream-timeout", o.upstreamTimeout))
+	errs = append(errs, wantPositive("--drain", o.drain))
+	errs = append(errs, wantNonNegative("--inflight-max-age", o.inflightMaxAge))
 	var err error
 	o.faults, err = parseFaults(o.fault, "edge")
 	return usageErrors(append(errs, err))

@@ -83,7 +83,7 @@ type leaderScheduler struct {
 
 func (l *leaderScheduler) run(ctx context.Context) error {
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metaFor(l.lease, l.ns),
+		LeaseMeta:  metav1.ObjectMeta{Name: l.lease, Namespace: l.ns},
 		Client:     l.client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: l.identity},
 	}
@@ -166,8 +166,6 @@ func (l *leaderScheduler) sweepHPAs(ctx context.Context) {
 		}
 	}
 }
-
-func metaFor(name, ns string) metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: ns} }
 
 // kubeConsole is the console's Kubernetes side: the clientset, the
 // ConfigMap store and the scale target / discovery.

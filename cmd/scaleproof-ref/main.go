@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -69,6 +70,24 @@ exits 0.`,
 func usageErrors(errs []error) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return nil
+}
+
+// wantPositive is the usage error of a duration flag that must be above
+// zero ("--drain 0s: want > 0"), or nil when d is.
+func wantPositive(flag string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("%s %s: want > 0", flag, d)
+	}
+	return nil
+}
+
+// wantNonNegative is the usage error of a duration flag that may be zero
+// but not below ("--boot-delay -1s: want >= 0"), or nil when d is not.
+func wantNonNegative(flag string, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%s %s: want >= 0", flag, d)
 	}
 	return nil
 }

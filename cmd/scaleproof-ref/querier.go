@@ -80,9 +80,7 @@ func (o *querierFlags) check() error {
 	if o.id != "" && !versionRE.MatchString(o.id) {
 		errs = append(errs, fmt.Errorf("--id %q: want 1 to 63 letters, digits, '.', '_' or '-'", o.id))
 	}
-	if o.drain <= 0 {
-		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
-	}
+	errs = append(errs, wantPositive("--drain", o.drain))
 	return usageErrors(errs)
 }
 

@@ -74,9 +74,7 @@ func (o *schedulerFlags) check() error {
 	if o.maxCallTime < time.Second {
 		errs = append(errs, fmt.Errorf("--max-call-time %s: want >= 1s", o.maxCallTime))
 	}
-	if o.drain <= 0 {
-		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
-	}
+	errs = append(errs, wantPositive("--drain", o.drain))
 	return usageErrors(errs)
 }
 

@@ -102,15 +102,9 @@ func (o *workerFlags) resolve(cmd *cobra.Command) error {
 	if o.cpuPerCall < 0 || o.cpuPerCall > worker.MaxCPUPerCall {
 		errs = append(errs, fmt.Errorf("--cpu-per-call %d: want 0..%d millicores", o.cpuPerCall, worker.MaxCPUPerCall))
 	}
-	if o.drain <= 0 {
-		errs = append(errs, fmt.Errorf("--drain %s: want > 0", o.drain))
-	}
-	if o.bootDelay < 0 {
-		errs = append(errs, fmt.Errorf("--boot-delay %s: want >= 0", o.bootDelay))
-	}
-	if o.drainDelay < 0 {
-		errs = append(errs, fmt.Errorf("--drain-delay %s: want >= 0", o.drainDelay))
-	}
+	errs = append(errs, wantPositive("--drain", o.drain))
+	errs = append(errs, wantNonNegative("--boot-delay", o.bootDelay))
+	errs = append(errs, wantNonNegative("--drain-delay", o.drainDelay))
 	if !versionRE.MatchString(o.version) {
 		errs = append(errs, fmt.Errorf("--version %q: want 1 to 63 letters, digits, '.', '_' or '-'", o.version))
 	}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -78,13 +79,13 @@ func runCloudPlan(cmd *cobra.Command, o *cloudCmdOpts) error {
 	tw := tabwriter.NewWriter(out, 2, 8, 2, ' ', 0)
 	for _, r := range pl.Resources {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Kind, r.Name, r.ID)
-		for _, k := range sortedKeys(r.Labels) {
+		for _, k := range slices.Sorted(maps.Keys(r.Labels)) {
 			fmt.Fprintf(tw, "  \t\t%s: %s\n", k, r.Labels[k])
 		}
 	}
 	_ = tw.Flush()
 	fmt.Fprintln(out, "  each labelled:")
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		fmt.Fprintf(out, "    %s=%s\n", k, labels[k])
 	}
 	fmt.Fprintln(out, "\nAPI calls:")
@@ -95,15 +96,6 @@ func runCloudPlan(cmd *cobra.Command, o *cloudCmdOpts) error {
 	_ = tw.Flush()
 	fmt.Fprintln(out, "\nthen the system is deployed with the cloud overlay and the scenarios run as `--platform kubeconfig` does (Kubernetes API through the cluster's endpoint and port-forwards).")
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func newCloudJanitorCmd() *cobra.Command {

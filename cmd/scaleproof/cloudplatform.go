@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,16 +45,7 @@ var cloudProviders = map[string]func(cloud.Options) (cloud.Provider, error){
 }
 
 // cloudNames are the clouds of --platform, sorted.
-func cloudNames() []string {
-	var out []string
-	for n := range cloudProviders {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func isCloud(platform string) bool { _, ok := cloudProviders[platform]; return ok }
+func cloudNames() []string { return slices.Sorted(maps.Keys(cloudProviders)) }
 
 // cloudOpts are the cloud platforms' flags (run, cloud plan, cloud janitor).
 type cloudOpts struct {

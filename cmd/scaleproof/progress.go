@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -191,7 +192,7 @@ func (p *progress) newBar(bs *barState, total int64) *mpb.Bar {
 	state := line(func(st scenarios.Status) string {
 		return fmt.Sprintf("VUs %d  count %d/%d ready %d  %s", st.VUs, st.Count, st.Max, st.Ready, callsText(st))
 	})
-	decision := line(func(st scenarios.Status) string { return "last decision: " + orNone(st.Decision) })
+	decision := line(func(st scenarios.Status) string { return "last decision: " + cmp.Or(st.Decision, "none yet") })
 	return p.bars.New(total, mpb.BarStyle().Lbound("[").Rbound("]"),
 		mpb.BarWidth(p.barWidth),
 		mpb.PrependDecorators(decor.Any(name)),
@@ -208,13 +209,6 @@ func elapsedOf(el, expected time.Duration) string {
 		return fmt.Sprintf("%4.0fs, over the ~%.0fs expected", el.Seconds(), expected.Seconds())
 	}
 	return fmt.Sprintf("%4.0fs of ~%.0fs", el.Seconds(), expected.Seconds())
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none yet"
-	}
-	return s
 }
 
 // completeLocked freezes and completes the current scenario's bar.

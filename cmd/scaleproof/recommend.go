@@ -108,8 +108,8 @@ func runRecommend(cmd *cobra.Command, o *recommendOpts) error {
 	if o.prometheus == "" {
 		return withCode(exitUsage, errors.New("--prometheus URL is required"))
 	}
-	if err := validateHTTPURL(o.prometheus); err != nil {
-		return withCode(exitUsage, err)
+	if !strings.HasPrefix(o.prometheus, "http://") && !strings.HasPrefix(o.prometheus, "https://") {
+		return withCode(exitUsage, fmt.Errorf("--prometheus %q: want http://HOST:PORT", o.prometheus))
 	}
 	if o.workers < 1 {
 		return withCode(exitUsage, fmt.Errorf("--workers %d: want >= 1", o.workers))
@@ -129,13 +129,6 @@ func runRecommend(cmd *cobra.Command, o *recommendOpts) error {
 			"workers": o.workers, "range": o.rangeStr, "bounds": bounds})
 	}
 	writeBounds(out, bounds)
-	return nil
-}
-
-func validateHTTPURL(u string) error {
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return fmt.Errorf("--prometheus %q: want http://HOST:PORT", u)
-	}
 	return nil
 }
 
@@ -180,13 +173,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 		}
 		return nil, nil
 	}
-	f := func(v *float64) string {
-		if v == nil {
-			return "no data"
-		}
-		return strconv.FormatFloat(*v, 'f', -1, 64)
-	}
-
+	f := formatValue
 	// min: the first formula of Grafana's KEDA post.
 	avgQ := fmt.Sprintf("avg(avg_over_time(%s[%s]))", p75, r)
 	minQ := fmt.Sprintf("clamp_min(ceil(%s / scalar(floor(vector(%s * 0.75)))), %d)", avgQ, w, o.minFloor)
@@ -208,7 +195,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 	}
 	bmin.Value = int(*minV)
 	bmin.Steps = fmt.Sprintf("ceil(%s / %s) = %s, at least %d: %d", f(avg), f(&divisor),
-		f(ptrF(math.Ceil(*avg/divisor))), o.minFloor, bmin.Value)
+		f(new(math.Ceil(*avg/divisor))), o.minFloor, bmin.Value)
 
 	// max: the post's second formula.
 	peakQ := fmt.Sprintf("max(max_over_time(%s[%s]))", p50, r)
@@ -228,7 +215,7 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 	}
 	var perWorker *float64
 	if peak != nil {
-		perWorker = ptrF(*peak / float64(o.workers))
+		perWorker = new(*peak / float64(o.workers))
 	}
 	bmax := Bound{Name: "max", PromQL: maxQ, Inputs: []Input{
 		{What: "p50 in-flight, peak over " + r, Query: peakQ, Value: peak},
@@ -242,17 +229,24 @@ func recommendBounds(ctx context.Context, q querier, o *recommendOpts) ([]Bound,
 	switch {
 	case perWorker != nil && cur != nil && *perWorker > *cur:
 		bmax.Steps = fmt.Sprintf("%s > current %s: ceil(%s) = %s, at least %d: %d", f(perWorker), f(cur), f(perWorker),
-			f(ptrF(math.Ceil(*perWorker))), o.maxFloor, bmax.Value)
+			f(new(math.Ceil(*perWorker))), o.maxFloor, bmax.Value)
 	case cur != nil:
 		bmax.Steps = fmt.Sprintf("%s is not above current %s: ceil(%s) = %s, at least %d: %d", f(perWorker), f(cur), f(cur),
-			f(ptrF(math.Ceil(*cur))), o.maxFloor, bmax.Value)
+			f(new(math.Ceil(*cur))), o.maxFloor, bmax.Value)
 	default:
 		bmax.Steps = fmt.Sprintf("no current replicas: ceil(%s), at least %d: %d", f(perWorker), o.maxFloor, bmax.Value)
 	}
 	return []Bound{bmin, bmax}, nil
 }
 
-func ptrF(v float64) *float64 { return &v }
+// formatValue is a query's value as the bounds print it: the shortest
+// decimal, or "no data" when the query returned no series (nil).
+func formatValue(v *float64) string {
+	if v == nil {
+		return "no data"
+	}
+	return strconv.FormatFloat(*v, 'f', -1, 64)
+}
 
 // writeBounds prints the numbers and their inputs.
 func writeBounds(w io.Writer, bs []Bound) {
@@ -262,10 +256,7 @@ func writeBounds(w io.Writer, bs []Bound) {
 		}
 		fmt.Fprintf(w, "%s replicas: %d\n", b.Name, b.Value)
 		for _, in := range b.Inputs {
-			v := "no data"
-			if in.Value != nil {
-				v = strconv.FormatFloat(*in.Value, 'f', -1, 64)
-			}
+			v := formatValue(in.Value)
 			if in.Query != "" {
 				fmt.Fprintf(w, "  %-40s %s\n    = %s\n", in.What+":", in.Query, v)
 			} else {

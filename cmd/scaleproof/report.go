@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,7 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 			if wide {
 				cols = render.AllColumns()
 			}
-			if !validFormat(format) {
+			if !slices.Contains(render.Formats, format) {
 				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: %s)", format, strings.Join(render.Formats, ", ")))
 			}
 			runs, err := readResults(args)
@@ -85,15 +86,6 @@ Exit codes: 0 rendered, 2 a file is missing or not a results file, or bad usage.
 	return c
 }
 
-func validFormat(f string) bool {
-	for _, k := range render.Formats {
-		if f == k {
-			return true
-		}
-	}
-	return false
-}
-
 // readResults reads every results file, failing on the first that is
 // missing or not a results file.
 func readResults(paths []string) ([]*reports.Results, error) {
@@ -108,6 +100,7 @@ func readResults(paths []string) ([]*reports.Results, error) {
 	return runs, nil
 }
 
+// scenarioNames is the names of list, in its order.
 func scenarioNames(list []scenarios.Scenario) []string {
 	out := make([]string, len(list))
 	for i, s := range list {

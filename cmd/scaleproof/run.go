@@ -298,9 +298,9 @@ func runRun(cmd *cobra.Command, o *runOpts) (err error) {
 			}
 		}()
 	}
-	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
+	log, closeLog, err := run.OpenArtifacts(dir, "scaleproof.log")
 	if err != nil {
-		return err
+		return withCode(exitUsage, err) // the folder given cannot be written
 	}
 	defer closeLog()
 	pf, err := newRunPlatform(cmd, o, p.prof, runID, dir, log.With("part", "platform"))
@@ -585,7 +585,7 @@ func newRunPlatform(cmd *cobra.Command, o *runOpts, prof scenarios.Profile, runI
 		}
 		pf, err = external.New(external.Config{Name: o.name, ConsoleURL: o.consoleURL, EdgeURL: o.edgeURL, KeysFile: o.keysFile, Group: o.group})
 	default:
-		if !isCloud(o.platform) {
+		if _, ok := cloudProviders[o.platform]; !ok {
 			return nil, withCode(exitUsage, fmt.Errorf("unknown platform %q (have: local, kind, kubeconfig, external, %s)", o.platform, strings.Join(cloudNames(), ", ")))
 		}
 		pf, err = newCloudPlatform(o, prof, runID, dir, log, kindOut(cmd, o.quiet))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -176,9 +177,9 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	}
 	runID := newRunID()
 	dir := run.ArtifactsDir(o.artifacts, "selftest-"+runID)
-	log, closeLog, err := openArtifacts(dir, "selftest.log")
+	log, closeLog, err := run.OpenArtifacts(dir, "selftest.log")
 	if err != nil {
-		return err
+		return withCode(exitUsage, err) // the folder given cannot be written
 	}
 	defer closeLog()
 
@@ -401,9 +402,7 @@ func runSuite(ctx context.Context, r *suiteRun, bin, dir, group string, prof sce
 	if r.canary {
 		settings["canary"] = "true"
 	}
-	for k, v := range po.settings("local", prof) {
-		settings[k] = v
-	}
+	maps.Copy(settings, po.settings("local", prof))
 	r.results = filepath.Join(dir, run.ResultsFile)
 	w, err := reports.Create(r.results, reports.RunMeta{RunID: newRunID(), Version: version, Commit: commit,
 		Platform: "local", Profile: prof.Name, Settings: settings, Started: start})
@@ -507,10 +506,8 @@ func suffixed(ss []string, suffix string) []string {
 }
 
 func judgeBaseline(r *suiteRun) BaselineRow {
-	b := BaselineRow{Verdicts: r.verdicts, Results: r.results, TookS: r.took.Seconds(), Passed: r.upErr == nil, Retried: r.retried}
-	for _, sc := range r.scenarios {
-		b.Scenarios = append(b.Scenarios, sc.Name)
-	}
+	b := BaselineRow{Scenarios: scenarioNames(r.scenarios), Verdicts: r.verdicts, Results: r.results, TookS: r.took.Seconds(),
+		Passed: r.upErr == nil, Retried: r.retried}
 	if r.upErr != nil {
 		b.Error = r.upErr.Error()
 	}

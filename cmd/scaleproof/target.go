@@ -174,10 +174,7 @@ func targetScenarioNames(kind target.Kind, explicit bool, names []string) (bool,
 	case !onTarget:
 		return false, nil, nil
 	case len(cnames) > 0 && (kind != target.Console || explicit):
-		var all []string
-		for _, s := range scenarios.TargetScenarios() {
-			all = append(all, s.Name)
-		}
+		all := scenarioNames(scenarios.TargetScenarios())
 		return false, nil, fmt.Errorf("--scenarios %s: --target %s runs the target scenarios (%s, or %s for all); %s are the reference console's own (run them without --target)",
 			strings.Join(cnames, ","), kind, strings.Join(all, ", "), targetsKeyword, strings.Join(cnames, ", "))
 	case len(cnames) > 0:

@@ -85,9 +85,9 @@ func runUp(cmd *cobra.Command, o *upOpts) error {
 		return withCode(exitUsage, err)
 	}
 	dir := run.ArtifactsDir(o.artifacts, newRunID())
-	log, closeLog, err := openArtifacts(dir, "scaleproof.log")
+	log, closeLog, err := run.OpenArtifacts(dir, "scaleproof.log")
 	if err != nil {
-		return err
+		return withCode(exitUsage, err) // the folder given cannot be written
 	}
 	defer closeLog()
 	o.policy = scenarios.PolicyStep

@@ -208,24 +208,23 @@ func RenderToFile(path, format string, runs []*reports.Results, o render.Options
 // WriteFileAtomic writes data to path (mode 0644) through a temporary file
 // in the same folder and a rename: a reader sees the old file or the new
 // one, never half of it, and a failed write leaves nothing behind.
-func WriteFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	defer func() { // every failure after the create removes the temporary file
+		if err != nil {
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
 	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, errors.Join(werr, cerr))
+	if err := errors.Join(werr, tmp.Close()); err != nil {
+		return err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
