@@ -442,6 +442,7 @@ func httpDetail(status int, err error) string {
 	return fmt.Sprintf("HTTP %d%s", status, errSuffix(err))
 }
 
+// errSuffix is ": " and err's text to end a detail with, or "" for no error.
 func errSuffix(err error) string {
 	if err == nil {
 		return ""

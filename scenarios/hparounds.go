@@ -183,18 +183,11 @@ func judgeHPARounds(ctx context.Context, w World, rules HPARules, rounds []conso
 		return
 	}
 	entries, err := w.AuditTrail(ctx)
-	if !w.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
+	if !w.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errSuffix(err)) {
 		return
 	}
 	entries = slices.DeleteFunc(entries, func(en consoleclient.AuditEntry) bool { return en.At.Before(since) })
 	for _, f := range JudgeHPA(rules, rounds, entries, since) {
 		record(w, f)
 	}
-}
-
-func errDetail(err error) string {
-	if err == nil {
-		return ""
-	}
-	return ": " + err.Error()
 }
