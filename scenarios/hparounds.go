@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
 // KindHPARound is the results record of one query round of an hpa zone as
@@ -50,19 +51,10 @@ type roundRecorder struct {
 
 // run polls every interval until ctx ends, and once more after.
 func (r *roundRecorder) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		r.pollOnce(ctx)
-		select {
-		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			r.pollOnce(fctx)
-			cancel()
-			return
-		case <-t.C:
-		}
-	}
+	observe.Every(ctx, interval, func() bool { r.pollOnce(ctx); return true })
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	r.pollOnce(fctx)
 }
 
 func (r *roundRecorder) pollOnce(ctx context.Context) {
