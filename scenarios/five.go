@@ -442,6 +442,7 @@ func httpDetail(status int, err error) string {
 	return fmt.Sprintf("HTTP %d%s", status, errSuffix(err))
 }
 
+// errSuffix is ": " and err's text to end a detail with, or "" for no error.
 func errSuffix(err error) string {
 	if err == nil {
 		return ""
@@ -533,7 +534,7 @@ func sustainedFlow(ctx context.Context, w World) error {
 	if st := l.Start(); st.After(from) {
 		from = st
 	}
-	judgeScalesUp(w, from)
+	judgeScalesUp(w, from, from, "")
 	if !reached && w.ConsoleAPI() {
 		return nil
 	}
@@ -561,11 +562,12 @@ func anyPromised(w World, fs ...target.Fact) bool {
 
 // judgeScalesUp judges FactScalesUp over the samples since from, the
 // load's start: the first reading with the count above min comes within
-// the contract's Bound and one sample interval of from, or of the first
-// reading of the autoscaler's metric above its target where the world
-// shows one (the metric pipeline's delay is not the autoscaler's); the
-// detail gives the time from the load's start too.
-func judgeScalesUp(w World, from time.Time) {
+// the contract's Bound and one sample interval of start (startWhat names
+// it; "" when start is from), or of the first reading of the autoscaler's
+// metric above its target where the world shows one no earlier than start
+// (the metric pipeline's delay is not the autoscaler's); the detail gives
+// the time from the load's start too.
+func judgeScalesUp(w World, from, start time.Time, startWhat string) {
 	if !w.Applies(target.FactScalesUp) {
 		return
 	}
@@ -577,7 +579,10 @@ func judgeScalesUp(w World, from time.Time) {
 		return
 	}
 	x := good[i]
-	ref, what := scaleUpFrom(good, from, x)
+	ref, what := start, startWhat
+	if m, wh := scaleUpFrom(good, from, x); wh != "" && !m.Before(start) {
+		ref, what = m, wh
+	}
 	detail := fmt.Sprintf("count %d > min %d %.1f s after the load started", x.Count, x.Min, x.At.Sub(from).Seconds())
 	if what != "" {
 		detail += fmt.Sprintf(", %.1f s after %s", x.At.Sub(ref).Seconds(), what)

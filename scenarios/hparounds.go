@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
+	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
 
 // KindHPARound is the results record of one query round of an hpa zone as
@@ -50,19 +51,10 @@ type roundRecorder struct {
 
 // run polls every interval until ctx ends, and once more after.
 func (r *roundRecorder) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		r.pollOnce(ctx)
-		select {
-		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			r.pollOnce(fctx)
-			cancel()
-			return
-		case <-t.C:
-		}
-	}
+	observe.Every(ctx, interval, func() bool { r.pollOnce(ctx); return true })
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	r.pollOnce(fctx)
 }
 
 func (r *roundRecorder) pollOnce(ctx context.Context) {
@@ -183,18 +175,11 @@ func judgeHPARounds(ctx context.Context, w World, rules HPARules, rounds []conso
 		return
 	}
 	entries, err := w.AuditTrail(ctx)
-	if !w.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
+	if !w.Check("the zone's audit trail is readable (hpa facts)", err == nil, "%d entries%s", len(entries), errSuffix(err)) {
 		return
 	}
 	entries = slices.DeleteFunc(entries, func(en consoleclient.AuditEntry) bool { return en.At.Before(since) })
 	for _, f := range JudgeHPA(rules, rounds, entries, since) {
 		record(w, f)
 	}
-}
-
-func errDetail(err error) string {
-	if err == nil {
-		return ""
-	}
-	return ": " + err.Error()
 }

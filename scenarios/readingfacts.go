@@ -106,16 +106,6 @@ func earlyScaleDowns(samples []target.Sample, drops []time.Time, bound time.Dura
 	return bad
 }
 
-// firstAbove is the first reading at or after t with count above min.
-func firstAbove(samples []target.Sample, t time.Time) (target.Sample, bool) {
-	for _, x := range samples {
-		if !x.At.Before(t) && x.Count > x.Min {
-			return x, true
-		}
-	}
-	return target.Sample{}, false
-}
-
 // upTolerance is the HPA's default tolerance: a ratio of metric to target
 // within 1 ± 0.1 asks for no change (kube-controller-manager
 // --horizontal-pod-autoscaler-tolerance).

@@ -368,17 +368,14 @@ func newBootWatch() *bootWatch {
 // run reads the listing every `every` until ctx ends or for at most limit.
 func (b *bootWatch) run(ctx context.Context, list func(context.Context) ([]platform.Worker, error),
 	read func(context.Context, platform.Worker) (workerMetrics, error), every, limit time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
 	end := time.Now().Add(limit)
-	for time.Now().Before(end) {
-		b.tick(ctx, time.Now(), list, read)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	observe.Every(ctx, every, func() bool {
+		if !time.Now().Before(end) {
+			return false
 		}
-	}
+		b.tick(ctx, time.Now(), list, read)
+		return true
+	})
 }
 
 // tick is one read: the listing, the /metrics of each booting worker, and

@@ -91,7 +91,7 @@ func ScaleUpLimit() Scenario {
 			if r, ok := HPARulesOf(s.policy); ok && rounds != nil {
 				got, _, _ := rounds.snapshot()
 				entries, err := s.AuditTrail(ctx)
-				if s.Check("the zone's audit trail is readable (rate limit exercised)", err == nil, "%d entries%s", len(entries), errDetail(err)) {
+				if s.Check("the zone's audit trail is readable (rate limit exercised)", err == nil, "%d entries%s", len(entries), errSuffix(err)) {
 					f := FactHPALimitExercised(r, r.recs(got), Changes(entries), s.Start)
 					record(s, *f)
 				}

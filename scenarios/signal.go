@@ -130,16 +130,7 @@ type signalRecorder struct {
 
 // run samples until ctx ends.
 func (r *signalRecorder) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		r.sampleOnce(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	observe.Every(ctx, interval, func() bool { r.sampleOnce(ctx); return true })
 }
 
 func (r *signalRecorder) sampleOnce(ctx context.Context) {

@@ -201,35 +201,16 @@ func spikeFlow(ctx context.Context, w World) error {
 // (Spike) over the good samples since from (the load's start), lp's load.
 func judgeSpikeContract(ctx context.Context, w World, lp load.Profile, from, end time.Time) error {
 	p := w.Profile()
-	iv := p.SampleInterval
 	w.Phase("load ended: waiting for the count to come back to min")
 	back, backErr := backAtMin(ctx, w, end, backWait(p, w.Contract(target.FactBackToMin)))
 	if backErr != nil && !isTimeout(backErr) {
 		return backErr
 	}
 	samples := goodSince(w.Samples(), from)
-	if w.Applies(target.FactScalesUp) {
-		b := w.Contract(target.FactScalesUp).Bound
-		rampEnd := from.Add(lp.Stages[0].Duration)
-		x, ok := firstAbove(samples, from)
-		ref, what := rampEnd, ""
-		if ok {
-			// the bound counts from the end of the first ramp, or from
-			// the autoscaler's own reading of its metric above the
-			// target when that came later (the metric pipeline's delay)
-			if m, wh := scaleUpFrom(samples, from, x); wh != "" && m.After(ref) {
-				ref, what = m, wh
-			}
-		}
-		at := fmt.Sprintf("the first ramp reached %d VUs at t=%.1fs", lp.Stages[0].Target, w.Since(rampEnd))
-		if what != "" {
-			at = fmt.Sprintf("%s at t=%.1fs (the first ramp reached %d VUs at t=%.1fs)", what, w.Since(ref), lp.Stages[0].Target, w.Since(rampEnd))
-		}
-		w.Check(string(target.FactScalesUp), ok && !x.At.After(ref.Add(b+iv)),
-			"%s; %s (bound %s from there, sampled every %s)",
-			orText(ok, fmt.Sprintf("count %d > min %d at t=%.1fs", x.Count, x.Min, w.Since(x.At)), "the count never rose above min"),
-			at, b, iv)
-	}
+	// the bound counts from the end of the first ramp, or from the
+	// autoscaler's own reading of its metric above the target when that
+	// came later
+	judgeScalesUp(w, from, from.Add(lp.Stages[0].Duration), fmt.Sprintf("the first ramp reached %d VUs", lp.Stages[0].Target))
 	judgeWithinBounds(w, samples)
 	if w.Applies(target.FactNoEarlyScaleDown) {
 		b := w.Contract(target.FactNoEarlyScaleDown).Bound
@@ -266,13 +247,6 @@ func backAtMin(ctx context.Context, w World, end time.Time, wait time.Duration) 
 		return x, fmt.Errorf("%w: count %d, min %d once the load had ended", errTimeout, x.Count, x.Min)
 	}
 	return x, nil
-}
-
-func orText(ok bool, yes, no string) string {
-	if ok {
-		return yes
-	}
-	return no
 }
 
 // timesSince lists ts as seconds from the scenario's start (since).

@@ -54,16 +54,10 @@ type Readyz struct {
 
 // Run polls until ctx ends.
 func (r *Readyz) Run(ctx context.Context) {
-	iv := r.Interval
-	if iv <= 0 {
-		iv = time.Second
-	}
-	t := time.NewTicker(iv)
-	defer t.Stop()
-	for {
+	Every(ctx, r.Interval, func() bool {
 		st, err := r.Client.Readyz(ctx)
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		r.mu.Lock()
 		r.polls++
@@ -80,6 +74,19 @@ func (r *Readyz) Run(ctx context.Context) {
 			}
 		}
 		r.mu.Unlock()
+		return true
+	})
+}
+
+// Every calls do at once and then at every interval (a second when
+// interval is not positive) until ctx ends or do returns false.
+func Every(ctx context.Context, interval time.Duration, do func() bool) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for do() {
 		select {
 		case <-ctx.Done():
 			return
@@ -121,20 +128,7 @@ func NewZone(read func(context.Context) (target.State, error), name string, inte
 
 // Run samples until ctx ends; the first sample is taken at once.
 func (z *Zone) Run(ctx context.Context) {
-	iv := z.Interval
-	if iv <= 0 {
-		iv = time.Second
-	}
-	t := time.NewTicker(iv)
-	defer t.Stop()
-	for {
-		z.SampleNow(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	Every(ctx, z.Interval, func() bool { z.SampleNow(ctx); return true })
 }
 
 // SampleNow takes one sample, records it, and calls OnSample (outside the

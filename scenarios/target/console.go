@@ -115,13 +115,7 @@ func (t *consoleTarget) key(role Role) (string, error) { return ConsoleKey(t.key
 // ConsoleKey is the console's API key of role: the group admin's for
 // Admin, the viewer's for Viewer; another role is an error naming both.
 func ConsoleKey(keys platform.Keys, role Role) (string, error) {
-	switch role {
-	case Admin:
-		return keys.GroupAdmin.Key, nil
-	case Viewer:
-		return keys.Viewer.Key, nil
-	}
-	return "", fmt.Errorf("role %q: want admin or viewer", role)
+	return ByRole(role, keys.GroupAdmin.Key, keys.Viewer.Key)
 }
 
 // State reads GET …/workers with the group admin's key (or ReadAs's):

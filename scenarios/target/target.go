@@ -60,6 +60,19 @@ const (
 	Viewer Role = "viewer"
 )
 
+// ByRole is admin for Admin and viewer for Viewer, what a target holds for
+// each role (an API key, a client); another role is an error naming both.
+func ByRole[T any](role Role, admin, viewer T) (T, error) {
+	switch role {
+	case Admin:
+		return admin, nil
+	case Viewer:
+		return viewer, nil
+	}
+	var none T
+	return none, fmt.Errorf("role %q: want admin or viewer", role)
+}
+
 // State is one reading of the scale target.
 type State struct {
 	At time.Time `json:"at"`

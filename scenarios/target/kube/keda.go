@@ -228,13 +228,7 @@ func (t *kedaTarget) Name() string                { return "scaledobject " + t.n
 func (t *kedaTarget) Contracts() target.Contracts { return t.contracts }
 
 func (t *kedaTarget) dyn(role target.Role) (dynamic.Interface, error) {
-	switch role {
-	case target.Admin:
-		return t.adminDyn, nil
-	case target.Viewer:
-		return t.viewerDyn, nil
-	}
-	return nil, fmt.Errorf("role %q: want admin or viewer", role)
+	return target.ByRole(role, t.adminDyn, t.viewerDyn)
 }
 
 // State reads the Deployment (spec.replicas, status.readyReplicas), the

@@ -54,13 +54,7 @@ type kube struct {
 }
 
 func (k kube) client(role target.Role) (kubernetes.Interface, error) {
-	switch role {
-	case target.Admin:
-		return k.admin, nil
-	case target.Viewer:
-		return k.viewer, nil
-	}
-	return nil, fmt.Errorf("role %q: want admin or viewer", role)
+	return target.ByRole(role, k.admin, k.viewer)
 }
 
 // deploymentState reads the Deployment's spec.replicas (1 when unset, the
