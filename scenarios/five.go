@@ -648,11 +648,7 @@ func burstFlow(ctx context.Context, w World) error {
 	w.Phase(fmt.Sprintf("burst: %d VUs for %s", p.VUs, p.Burst))
 	l := loadFor(ctx, w, p.Burst)
 	l.Wait()
-	peak := 0
-	for _, smp := range w.Samples() {
-		peak = max(peak, smp.Count)
-	}
-	w.Check("burst registered", l.Calls().OK > 0, "peak count %d, %d calls ok", peak, l.Calls().OK)
+	w.Check("burst registered", l.Calls().OK > 0, "peak count %d, %d calls ok", PeakCount(w.Samples()), l.Calls().OK)
 	WaitBackTo1(ctx, w)
 	CheckBounds(w, p.Max)
 	return l.Err()
