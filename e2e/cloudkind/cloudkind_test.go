@@ -395,6 +395,10 @@ func janitorFlags(flags []string) []string {
 func scaleproof(ctx context.Context, t *testing.T, bin string, env []string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	// When ctx ends (Ctrl-C, the test's timeout) scaleproof gets its own
+	// Ctrl-C and tears down what it made; killed only if that takes longer.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Minute
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
