@@ -133,6 +133,11 @@ E2E_DIR ?= $(or $(ARTIFACTS),$(CURDIR)/_artifacts/e2e)
 E2E_TIMEOUT ?= 30m
 E2E_LOAD_SHARDS ?= 3
 
+# Ctrl-C during make e2e (or e2e-console, e2e-targets): the recipe's shell
+# waits for the step under way to tear down, runs no further step and exits
+# 130. Only INT: a TERM sent to make alone reaches only this shell, and
+# trapping it would wait out a step never asked to stop.
+E2E_TRAP = trap 'echo "make $@: interrupted (artifacts in $(E2E_DIR))"; exit 130' INT;
 # The two halves of make e2e, as shell lines that add to $$rc (the first failure's exit code wins;
 # every part runs, so a failed part still leaves the others' results).
 E2E_CONSOLE = \
@@ -147,15 +152,15 @@ E2E_TARGETS = \
 
 .PHONY: e2e
 e2e: deps-kind kind-node-image keda-images ## on kind: the five scenarios (run --platform kind --load-shards 3: each load over 3 pods), sustained with a canary, the ginkgo specs (./e2e/), a run through each of the GKE, EKS and AKS platforms against its fake on kind (./e2e/cloudkind/), then the target scenarios on the cluster's HPA and on KEDA with the queue workload and their specs (./e2e/targets/); JUnit in $(E2E_DIR) (root; podman or a Docker that runs privileged containers)
-	@rc=0; trap 'echo "make e2e: interrupted (artifacts in $(E2E_DIR))"; exit 130' INT; $(E2E_CONSOLE) $(E2E_TARGETS) \
+	@rc=0; $(E2E_TRAP) $(E2E_CONSOLE) $(E2E_TARGETS) \
 	echo "make e2e: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
 
 .PHONY: e2e-console
 e2e-console: deps-kind kind-node-image ## on kind: only the console part of make e2e: the five scenarios over 3 load pods, sustained with a canary, the ginkgo specs and the clouds on kind (needs no add-on images)
-	@rc=0; trap 'echo "make e2e-console: interrupted (artifacts in $(E2E_DIR))"; exit 130' INT; $(E2E_CONSOLE) \
+	@rc=0; $(E2E_TRAP) $(E2E_CONSOLE) \
 	echo "make e2e-console: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
 
 .PHONY: e2e-targets
 e2e-targets: deps-kind kind-node-image keda-images ## on kind: only the target part of make e2e: --target hpa, --target keda --workload queue, and their e2e-framework specs (./e2e/targets/)
-	@rc=0; trap 'echo "make e2e-targets: interrupted (artifacts in $(E2E_DIR))"; exit 130' INT; $(E2E_TARGETS) \
+	@rc=0; $(E2E_TRAP) $(E2E_TARGETS) \
 	echo "make e2e-targets: exit $$rc (artifacts in $(E2E_DIR))"; exit $$rc
