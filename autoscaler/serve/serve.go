@@ -150,7 +150,7 @@ func Run(ctx context.Context, ln net.Listener, h http.Handler, health *Health, o
 	}
 	srv := NewServer(h, o.WriteTimeout)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(ResumeSafe(ln)) }()
 	fmt.Fprintf(out, "%shttp://%s\n", AnnouncePrefix, ln.Addr())
 
 	sigc := make(chan os.Signal, 1)
