@@ -2,13 +2,10 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"time"
 
-	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 	"github.com/scaleproof/scaleproof/scenarios/target"
@@ -60,26 +57,14 @@ func NearThreshold() Scenario {
 			return nearThresholdHold(p) + 2*HPAFor(p).PollingInterval + 10*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if e.Policy != PolicyHPA {
-				return errors.New("near-threshold judges the hpa policy's tolerance: run it with --policy hpa")
-			}
-			if e.Endpoints.PrometheusURL == "" {
-				return errors.New("near-threshold needs the Prometheus that answers the hpa zone's query: " +
-					"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
-			}
-			if err := s.CreateZone(ctx, SpikeMax); err != nil {
-				return err
-			}
 			// The zone's min_replicas holds it at N whatever the signal reads
 			// below the threshold; only the tolerance holds it above.
 			spec := HPAFor(e.Profile).Spec(SpikeMax)
 			n := NearThresholdReplicas
 			spec.MinReplicas = &n
-			v, st, err := e.Console.PutPolicy(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Policy{Policy: PolicyHPA, HPA: &spec})
-			if err != nil || st != http.StatusOK {
-				return fmt.Errorf("set zone %s/%s hpa min_replicas %d: %s", e.Endpoints.Group, s.Zone, n, httpDetail(st, err))
+			if err := s.openHPAZone(ctx, "tolerance", spec, fmt.Sprintf("min_replicas %d", n)); err != nil {
+				return err
 			}
-			s.policy = v
 			if _, err := s.WaitFor(ctx, fmt.Sprintf("%d workers ready (min_replicas)", n), e.Profile.UpTimeout,
 				func(x observe.Sample) bool { return x.Count == n && x.Ready >= n }); err != nil {
 				return err

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -129,6 +130,34 @@ func (s *Scope) applyPolicy(ctx context.Context, maxCount int) (consoleclient.Po
 	}
 	s.policy = v
 	return v, nil
+}
+
+// prometheusHint ends a refusal for want of Prometheus: how a run gets one.
+const prometheusHint = "run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL"
+
+// openHPAZone opens a scenario that judges the hpa policy (judges: what of
+// it, for the refusal): it refuses a run off the hpa policy or without the
+// Prometheus that answers the zone's query, creates the scenario's zone
+// with max_count *spec.MaxReplicas and puts spec on it, keeping the policy
+// as the console resolved it (s.policy). what names spec's own setting in
+// the error of a failed put ("min_replicas 3").
+func (s *Scope) openHPAZone(ctx context.Context, judges string, spec consoleclient.HPASpec, what string) error {
+	e := s.env
+	if e.Policy != PolicyHPA {
+		return fmt.Errorf("%s judges the hpa policy's %s: run it with --policy hpa", s.Name, judges)
+	}
+	if e.Endpoints.PrometheusURL == "" {
+		return errors.New(s.Name + " needs the Prometheus that answers the hpa zone's query: " + prometheusHint)
+	}
+	if err := s.CreateZone(ctx, *spec.MaxReplicas); err != nil {
+		return err
+	}
+	v, st, err := e.Console.PutPolicy(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Policy{Policy: PolicyHPA, HPA: &spec})
+	if err != nil || st != http.StatusOK {
+		return fmt.Errorf("set zone %s/%s hpa %s: %s", e.Endpoints.Group, s.Zone, what, httpDetail(st, err))
+	}
+	s.policy = v
+	return nil
 }
 
 // ZoneContracts are the contracts a zone of the console, on a platform or

@@ -2,12 +2,9 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
-	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/load"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
@@ -55,23 +52,11 @@ func ScaleUpLimit() Scenario {
 			return scaleUpLimitHold(p) + h.StabilizationDown + h.Window + 2*h.PollingInterval + 10*time.Second
 		},
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
-			if e.Policy != PolicyHPA {
-				return errors.New("scale-up-limit judges the hpa policy's scale-up rate policies: run it with --policy hpa")
-			}
-			if e.Endpoints.PrometheusURL == "" {
-				return errors.New("scale-up-limit needs the Prometheus that answers the hpa zone's query: " +
-					"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
-			}
-			if err := s.CreateZone(ctx, ScaleUpLimitMax); err != nil {
-				return err
-			}
 			spec := HPAFor(e.Profile).Spec(ScaleUpLimitMax)
 			spec.Threshold = scaleUpLimitThreshold(e.Profile)
-			v, st, err := e.Console.PutPolicy(ctx, s.admin(), e.Endpoints.Group, s.Zone, consoleclient.Policy{Policy: PolicyHPA, HPA: &spec})
-			if err != nil || st != http.StatusOK {
-				return fmt.Errorf("set zone %s/%s hpa threshold %g: %s", e.Endpoints.Group, s.Zone, spec.Threshold, httpDetail(st, err))
+			if err := s.openHPAZone(ctx, "scale-up rate policies", spec, fmt.Sprintf("threshold %g", spec.Threshold)); err != nil {
+				return err
 			}
-			s.policy = v
 			rounds, stopRounds := s.startRounds(ctx)
 			defer stopRounds()
 

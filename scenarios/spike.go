@@ -140,8 +140,7 @@ var spikeFacts = []target.Fact{target.FactScalesUp, target.FactWithinBounds, tar
 // own readings).
 func needsPrometheus(e *Env) error {
 	if e.Target == nil && e.Endpoints.PrometheusURL == "" {
-		return errors.New("spike needs a Prometheus that scrapes the edge (the signal): " +
-			"run with --prometheus auto (prometheus on PATH: make deps-prometheus) or --prometheus URL")
+		return errors.New("spike needs a Prometheus that scrapes the edge (the signal): " + prometheusHint)
 	}
 	return nil
 }
