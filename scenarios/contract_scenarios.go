@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -213,13 +214,11 @@ func describe(entries []consoleclient.AuditEntry, since time.Time) string {
 // minCount is the lowest count sampled in [from, to] (ok samples only), or
 // -1 when there is none.
 func (s *Scope) minCount(from, to time.Time) int {
-	low := -1
-	for _, smp := range s.Samples() {
-		if smp.Err == "" && !smp.At.Before(from) && !smp.At.After(to) && (low < 0 || smp.Count < low) {
-			low = smp.Count
-		}
+	good := goodIn(s.Samples(), from, to)
+	if len(good) == 0 {
+		return -1
 	}
-	return low
+	return slices.MinFunc(good, func(a, b observe.Sample) int { return cmp.Compare(a.Count, b.Count) }).Count
 }
 
 // failedCalls sums the classes of calls that failed: 5xx, transport errors,

@@ -572,7 +572,7 @@ func judgeScalesUp(w World, from, start time.Time, startWhat string) {
 		return
 	}
 	b, iv := w.Contract(target.FactScalesUp).Bound, w.Profile().SampleInterval
-	good := goodSince(w.Samples(), from)
+	good := goodIn(w.Samples(), from, time.Time{})
 	i := slices.IndexFunc(good, func(x target.Sample) bool { return x.Count > x.Min })
 	if i < 0 {
 		w.Check(string(target.FactScalesUp), false, "the count never rose above min: %d readings since the load started (bound %s, sampled every %s)", len(good), b, iv)
@@ -595,7 +595,7 @@ func judgeScalesUp(w World, from, start time.Time, startWhat string) {
 // count they saw has a trail entry to the same count within the contract's
 // Bound (FactTrail; the trail read now).
 func judgeBoundsAndTrail(ctx context.Context, w World) error {
-	samples := goodSince(w.Samples(), time.Time{})
+	samples := goodIn(w.Samples(), time.Time{}, time.Time{})
 	judgeWithinBounds(w, samples)
 	if w.Applies(target.FactTrail) {
 		trail, err := w.Trail(ctx)

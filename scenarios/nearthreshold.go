@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/scaleproof/scaleproof/scenarios/load"
@@ -85,12 +86,7 @@ func NearThreshold() Scenario {
 			}
 			stopRounds()
 
-			moved := 0
-			for _, smp := range s.Samples() {
-				if smp.Err == "" && !smp.At.Before(start) && !smp.At.After(end) && smp.Count != n {
-					moved++
-				}
-			}
+			moved := len(slices.DeleteFunc(goodIn(s.Samples(), start, end), func(x observe.Sample) bool { return x.Count == n }))
 			s.Check(fmt.Sprintf("the count stays at %d under a steady load within the tolerance", n), moved == 0,
 				"%d samples of the %s load (%d VUs, ratio at most %.3f) read a count other than %d",
 				moved, hold, vus, float64(vus)/(spec.Threshold*float64(n)), n)

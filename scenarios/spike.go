@@ -205,7 +205,7 @@ func judgeSpikeContract(ctx context.Context, w World, lp load.Profile, from, end
 	if backErr != nil && !isTimeout(backErr) {
 		return backErr
 	}
-	samples := goodSince(w.Samples(), from)
+	samples := goodIn(w.Samples(), from, time.Time{})
 	// the bound counts from the end of the first ramp, or from the
 	// autoscaler's own reading of its metric above the target when that
 	// came later

@@ -594,17 +594,9 @@ func FactUnevenPlanned(cs ContractSettings, reads []unevenRead) *reports.Fact {
 // console's audit times, ± clockSlack) and no sample in it read a count
 // over count.
 func FactNoUpUneven(ch []Change, samples []observe.Sample, from, to time.Time, count int) bool {
-	for _, c := range ch {
-		if c.Kind == "up" && !c.At.Before(from.Add(-clockSlack)) && !c.At.After(to.Add(clockSlack)) {
-			return false
-		}
-	}
-	for _, smp := range samples {
-		if smp.Err == "" && !smp.At.Before(from) && !smp.At.After(to) && smp.Count > count {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(ch, func(c Change) bool {
+		return c.Kind == "up" && !c.At.Before(from.Add(-clockSlack)) && !c.At.After(to.Add(clockSlack))
+	}) && !slices.ContainsFunc(goodIn(samples, from, to), func(x observe.Sample) bool { return x.Count > count })
 }
 
 // describeChanges renders changes in seconds after t.

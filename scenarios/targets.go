@@ -370,12 +370,12 @@ func (s *Scope) workersOf() (group, zone string) {
 	return s.env.Endpoints.Group, s.Zone
 }
 
-// goodSince returns the samples that did not fail, from `from` on (all of
-// them for the zero time).
-func goodSince(samples []target.Sample, from time.Time) []target.Sample {
+// goodIn returns the samples that did not fail taken in [from, to], in
+// their order; a zero from or to leaves that end open.
+func goodIn(samples []target.Sample, from, to time.Time) []target.Sample {
 	var out []target.Sample
 	for _, x := range samples {
-		if x.Err == "" && !x.At.Before(from) {
+		if x.Err == "" && !x.At.Before(from) && (to.IsZero() || !x.At.After(to)) {
 			out = append(out, x)
 		}
 	}
