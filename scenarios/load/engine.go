@@ -142,15 +142,9 @@ func (e *Engine) Run(ctx context.Context, p Profile, exec Exec) (*Metrics, error
 	}
 	r.hardCtx, r.hardCancel = context.WithCancelCause(ctx)
 	defer r.hardCancel(nil)
-	if c.onResult != nil {
-		r.sink = &sink{ch: make(chan Result, c.queueSize), fn: c.onResult, wait: c.queueWait,
-			clock: c.clock, m: m, done: make(chan struct{})}
-		go r.sink.forward()
-	}
+	r.sink = c.startSink(m)
 	err = r.control(ctx)
-	if r.sink != nil {
-		r.sink.close()
-	}
+	r.sink.close()
 	m.finish(c.clock.Now())
 	return m, err
 }
@@ -467,9 +461,7 @@ func (s *slot) loop() {
 
 		res = complete(res, s.id, n-1, intended, end, cause)
 		r.m.record(res)
-		if r.sink != nil {
-			r.sink.send(res)
-		}
+		r.sink.send(res)
 		pause := r.p.ThinkTime
 		if (res.Class == Class429 || res.Class == Class5xx) && res.RetryAfter > 0 {
 			pause += min(res.RetryAfter, r.cfg.retryCap)
@@ -506,7 +498,8 @@ func complete(res Result, vu int, iter int64, intended, end time.Time, cause err
 	return res
 }
 
-// sink queues results for the WithResults callback.
+// sink queues results for the WithResults callback; a nil sink (no
+// callback) takes none.
 type sink struct {
 	ch    chan Result
 	fn    func(Result)
@@ -516,7 +509,23 @@ type sink struct {
 	done  chan struct{}
 }
 
+// startSink starts forwarding a run's results to c's WithResults
+// callback, a result dropped into m when the queue stays full c.queueWait;
+// nil when there is no callback.
+func (c config) startSink(m *Metrics) *sink {
+	if c.onResult == nil {
+		return nil
+	}
+	k := &sink{ch: make(chan Result, c.queueSize), fn: c.onResult, wait: c.queueWait,
+		clock: c.clock, m: m, done: make(chan struct{})}
+	go k.forward()
+	return k
+}
+
 func (k *sink) send(r Result) {
+	if k == nil {
+		return
+	}
 	select {
 	case k.ch <- r:
 		return
@@ -543,6 +552,9 @@ func (k *sink) forward() {
 
 // close is called once no VU can send any more.
 func (k *sink) close() {
+	if k == nil {
+		return
+	}
 	close(k.ch)
 	<-k.done
 }

@@ -284,19 +284,13 @@ func (e *Engine) RunArrival(ctx context.Context, p ArrivalProfile, exec Exec) (*
 	a := &arrival{cfg: c, p: p, exec: exec, m: m, t0: t0, idle: make(chan *arrivalVU, p.maxVUs()), stop: make(chan struct{})}
 	a.hardCtx, a.hardCancel = context.WithCancelCause(ctx)
 	defer a.hardCancel(nil)
-	if c.onResult != nil {
-		a.sink = &sink{ch: make(chan Result, c.queueSize), fn: c.onResult, wait: c.queueWait,
-			clock: c.clock, m: m, done: make(chan struct{})}
-		go a.sink.forward()
-	}
+	a.sink = c.startSink(m)
 	m.setTarget(p.PreAllocatedVUs)
 	for range p.PreAllocatedVUs {
 		a.spawn(t0, time.Time{})
 	}
 	err = a.control(ctx)
-	if a.sink != nil {
-		a.sink.close()
-	}
+	a.sink.close()
 	m.finish(c.clock.Now())
 	return m, err
 }
@@ -373,9 +367,7 @@ func (a *arrival) iterate(v *arrivalVU, scheduled time.Time) {
 	res = complete(res, id, n, scheduled, end, cause)
 	a.m.record(res)
 	a.idle <- v // free again before its result is streamed (capacity maxVUs)
-	if a.sink != nil {
-		a.sink.send(res)
-	}
+	a.sink.send(res)
 }
 
 // control schedules iterations until the profile ends, MaxIterations are
