@@ -212,13 +212,9 @@ func WaitServed(ctx context.Context, client *http.Client, url string, timeout ti
 		if last.Class == load.ClassOK {
 			return nil
 		}
-		t := time.NewTimer(min(max(last.RetryAfter, 50*time.Millisecond), 250*time.Millisecond))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if err := (systemClock{}).Sleep(ctx, min(max(last.RetryAfter, 50*time.Millisecond), 250*time.Millisecond)); err != nil {
 			return fmt.Errorf("%s for a first ok call through the edge to %s: last answer %s %d %s",
-				observe.Waited(time.Since(start), timeout, ctx.Err()), url, last.Class, last.Status, last.Err)
-		case <-t.C:
+				observe.Waited(time.Since(start), timeout, err), url, last.Class, last.Status, last.Err)
 		}
 	}
 }
