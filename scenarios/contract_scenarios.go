@@ -205,10 +205,15 @@ func describe(entries []consoleclient.AuditEntry, since time.Time) string {
 		parts = append(parts, fmt.Sprintf("%s %s->%s at +%.1f s (%s)", en.Tags["action"], en.Tags["from"], en.Tags["to"],
 			en.At.Sub(since).Seconds(), en.Tags["reason"]))
 	}
+	return joinOrNone(parts, "; ")
+}
+
+// joinOrNone is parts joined by sep, or "none" when there are none.
+func joinOrNone(parts []string, sep string) string {
 	if len(parts) == 0 {
 		return "none"
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, sep)
 }
 
 // minCount is the lowest count sampled in [from, to] (ok samples only), or

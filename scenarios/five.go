@@ -418,10 +418,8 @@ func FactRefusedAtMaxOne(c reports.Calls, canary bool, p Profile) (reports.Fact,
 // a "back to 1" time here would read as the autoscaler's. When left is true
 // the fact is the wait's, and the returned fact is zero.
 func FactNeverLeftOne(samples []target.Sample) (f reports.Fact, left bool) {
-	for _, smp := range samples {
-		if smp.Err == "" && smp.Count > 1 {
-			return reports.Fact{}, true
-		}
+	if PeakCount(samples) > 1 {
+		return reports.Fact{}, true
 	}
 	return *fact("count back to 1 after the load", true, "the count never left 1: no time back to 1 measured"), false
 }

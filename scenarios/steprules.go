@@ -28,7 +28,6 @@ import (
 	"math"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -201,10 +200,7 @@ func roundsAfter(ds []consoleclient.Decision, t time.Time) string {
 			parts = append(parts, fmt.Sprintf("+%.2f s (%s)", d.At.Sub(t).Seconds(), d.Action))
 		}
 	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
+	return joinOrNone(parts, ", ")
 }
 
 // LowStreakReset: "a round that is not low restarts the low rounds". A zone
@@ -605,8 +601,5 @@ func describeChanges(ch []Change, t time.Time) string {
 	for _, c := range ch {
 		parts = append(parts, fmt.Sprintf("%s %d->%d at +%.1f s (%s)", c.Kind, c.From, c.To, c.At.Sub(t).Seconds(), c.Reason))
 	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, "; ")
+	return joinOrNone(parts, "; ")
 }
