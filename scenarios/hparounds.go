@@ -144,12 +144,9 @@ func (s *Scope) startRounds(ctx context.Context) (*roundRecorder, func() []conso
 		return nil, func() []consoleclient.PolicyRound { return nil }
 	}
 	rec := &roundRecorder{s: s, rules: rules}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); rec.run(rctx, s.env.Profile.SampleInterval) }()
-	var once sync.Once
+	stop := goUntilStopped(ctx, func(ctx context.Context) { rec.run(ctx, s.env.Profile.SampleInterval) })
 	return rec, func() []consoleclient.PolicyRound {
-		once.Do(func() { cancel(); <-done })
+		stop()
 		rounds, _, _ := rec.snapshot()
 		return rounds
 	}

@@ -28,11 +28,10 @@ const (
 // clouds, through the API server's proxy to the pod); on a platform that
 // lists none (external) it ends at once and the verdict has no imbalance.
 type inflightWatch struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	secs   []reports.InFlightSecond
-	reads  []workerRead // every worker read, in order (steprounds.go)
+	stop  func() // ends run (goUntilStopped)
+	mu    sync.Mutex
+	secs  []reports.InFlightSecond
+	reads []workerRead // every worker read, in order (steprounds.go)
 }
 
 // workerRead is one read of a worker's /metrics: between Before and After
@@ -51,13 +50,9 @@ func (s *Scope) startInflightWatch(ctx context.Context) {
 	if s.watch != nil || s.env.Faults == nil {
 		return
 	}
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	w := &inflightWatch{cancel: cancel, done: make(chan struct{})}
+	w := &inflightWatch{}
+	w.stop = goUntilStopped(context.WithoutCancel(ctx), func(ctx context.Context) { w.run(ctx, s, inflightEvery, inflightMaxS) })
 	s.watch = w
-	go func() {
-		defer close(w.done)
-		w.run(wctx, s, inflightEvery, inflightMaxS)
-	}()
 }
 
 // stopInflightWatch ends the watch and judges what it read (nil when it
@@ -69,8 +64,7 @@ func (s *Scope) stopInflightWatch() *reports.Imbalance {
 	if w == nil {
 		return nil
 	}
-	w.cancel()
-	<-w.done
+	w.stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return reports.JudgeImbalance(w.secs)

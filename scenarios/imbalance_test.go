@@ -80,8 +80,7 @@ func TestInflightWatch(t *testing.T) {
 			if len(w.secs) != c.reads {
 				t.Fatalf("%d seconds read, want %d: %+v", len(w.secs), c.reads, w.secs)
 			}
-			s.watch = &inflightWatch{cancel: func() {}, done: make(chan struct{}), secs: w.secs}
-			close(s.watch.done)
+			s.watch = &inflightWatch{stop: func() {}, secs: w.secs}
 			im := s.stopInflightWatch()
 			if (im != nil) != (c.reads > 0) || im.Flagged() != c.flag {
 				t.Errorf("imbalance %+v, want flagged %v", im, c.flag)

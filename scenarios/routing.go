@@ -138,13 +138,8 @@ func (r routing) read(ctx context.Context, w platform.Worker) (workerMetrics, er
 func (r routing) bootingGetsNoCalls(ctx context.Context) (*loadRun, error) {
 	e, s := r.e, r.s
 	bw := newBootWatch()
-	wctx, stopWatch := context.WithCancel(ctx)
-	watchDone := make(chan struct{})
-	go func() {
-		defer close(watchDone)
-		bw.run(wctx, r.list, r.read, routingPoll, 10*time.Minute)
-	}()
-	defer func() { stopWatch(); <-watchDone }()
+	stopWatch := goUntilStopped(ctx, func(ctx context.Context) { bw.run(ctx, r.list, r.read, routingPoll, 10*time.Minute) })
+	defer stopWatch()
 
 	// 44 VUs: 22 a worker at 2 (69 % of 32), 15 at 3 (46 %): never low;
 	// under max × limit × 50 %, so not a load that asks the autoscaler
@@ -179,7 +174,6 @@ func (r routing) bootingGetsNoCalls(ctx context.Context) (*loadRun, error) {
 		return l, err
 	}
 	stopWatch()
-	<-watchDone
 	seen, called := bw.result()
 	s.Check("no call to a worker before it is ready", len(seen) > 0 && len(called) == 0,
 		"%s; workers that got calls while listed not ready, never ready before: %v",

@@ -241,17 +241,14 @@ func (e *Env) Run(ctx context.Context, list []Scenario) []reports.Verdict {
 	if e.Target != nil {
 		return e.runTargets(ctx, list)
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	e.readyz = &observe.Readyz{Client: consoleclient.New(e.Endpoints.ConsoleURL, e.Profile.ReadyzTimeout),
 		Interval: e.Profile.ReadyzInterval,
 		OnFail: func(f observe.ReadyzFailure) {
 			e.Log.Warn("console /readyz failed", "status", f.Status, "err", f.Err)
 			e.write(reports.KindReadyz, f)
 		}}
-	done := make(chan struct{})
-	go func() { defer close(done); e.readyz.Run(rctx) }()
-	defer func() { cancel(); <-done }()
+	stopReadyz := goUntilStopped(ctx, e.readyz.Run)
+	defer stopReadyz()
 
 	var out []reports.Verdict
 	if err := e.enableAutorebalance(ctx); err != nil {

@@ -27,8 +27,7 @@ type Scope struct {
 	env      *Env
 	expected time.Duration
 	sampler  *observe.Zone
-	stopSamp context.CancelFunc
-	sampDone chan struct{}
+	stopSamp func() // ends the sampler (goUntilStopped)
 
 	mu       sync.Mutex
 	phase    string
@@ -168,10 +167,7 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 		e.write(reports.KindSampleRaw, map[string]any{"scenario": s.Name, "t": s.Since(smp.At), "sample": smp})
 		s.progress()
 	}
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopSamp = cancel
-	s.sampDone = make(chan struct{})
-	go func() { defer close(s.sampDone); s.sampler.Run(sctx) }()
+	s.stopSamp = goUntilStopped(context.WithoutCancel(ctx), s.sampler.Run)
 	_, err := s.sampler.WaitFor(ctx, "the first worker to be ready", 30*time.Second+e.Profile.BootDelay*2,
 		func(x observe.Sample) bool { return x.Count == 1 && x.Ready >= 1 })
 	if err != nil {
@@ -185,6 +181,16 @@ func (s *Scope) CreateZone(ctx context.Context, max int) error {
 func (s *Scope) MCPURL() string {
 	e := s.env
 	return e.Endpoints.EdgeURL + "/g/" + e.Endpoints.Group + "/z/" + s.Zone + "/mcp"
+}
+
+// goUntilStopped runs run in a goroutine on a child of ctx and returns
+// stop, which cancels that child and waits for run to return; later calls
+// of stop return at once.
+func goUntilStopped(ctx context.Context, run func(context.Context)) (stop func()) {
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); run(rctx) }()
+	return sync.OnceFunc(func() { cancel(); <-done })
 }
 
 // waitServed waits (at most timeout) until the edge serves a call to the
@@ -304,7 +310,6 @@ func (s *Scope) finish(runErr error) reports.Verdict {
 	}
 	if s.stopSamp != nil {
 		s.stopSamp()
-		<-s.sampDone
 	}
 	end := s.Now()
 	v := s.verdict

@@ -277,8 +277,7 @@ type spikeSignal struct {
 	band       followBand
 	q          *promQuerier
 	rec        *signalRecorder
-	stopRec    context.CancelFunc
-	recDone    chan struct{}
+	stopRec    func() // ends rec (goUntilStopped)
 	rounds     *roundRecorder
 	stopRounds func() []consoleclient.PolicyRound
 	once       sync.Once
@@ -293,12 +292,10 @@ func (s *Scope) WatchSignal(ctx context.Context) (Signal, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &spikeSignal{s: s, q: q, recDone: make(chan struct{})}
+	g := &spikeSignal{s: s, q: q}
 	g.rec = &signalRecorder{s: s, q: q, query: ExpandQuery(query, e.Endpoints.Group, s.Zone),
 		threshold: band.Threshold, emptyZero: emptyZero, min: band.Min, max: band.Max, policy: cmp.Or(s.policy.Policy, PolicyStep)}
-	var rctx context.Context
-	rctx, g.stopRec = context.WithCancel(ctx)
-	go func() { defer close(g.recDone); g.rec.run(rctx, e.Profile.SampleInterval) }()
+	g.stopRec = goUntilStopped(ctx, func(ctx context.Context) { g.rec.run(ctx, e.Profile.SampleInterval) })
 	g.rounds, g.stopRounds = s.startRounds(ctx)
 	band.From = s.Now()
 	g.band = band
@@ -308,7 +305,6 @@ func (s *Scope) WatchSignal(ctx context.Context) (Signal, error) {
 func (g *spikeSignal) Stop() {
 	g.once.Do(func() {
 		g.stopRec()
-		<-g.recDone
 		g.stopRounds()
 		g.q.close()
 	})

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/scaleproof/scaleproof/reports"
@@ -38,13 +37,9 @@ func (s *Scope) startStepRounds(ctx context.Context) {
 		return
 	}
 	rec := &roundRecorder{s: s}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() { defer close(done); rec.run(rctx, s.env.Profile.SampleInterval) }()
-	var once sync.Once
+	stop := goUntilStopped(context.WithoutCancel(ctx), func(ctx context.Context) { rec.run(ctx, s.env.Profile.SampleInterval) })
 	s.mu.Lock()
-	s.steps = rec
-	s.stopSteps = func() { once.Do(func() { cancel(); <-done }) }
+	s.steps, s.stopSteps = rec, stop
 	s.mu.Unlock()
 }
 
