@@ -112,6 +112,15 @@ func (s *Scope) inPlannedOutage(t time.Time) bool {
 	return false
 }
 
+// zoneAt creates the scenario's zone with max (CreateZone) and forces its
+// count to n (forceCount), whose time of the change it returns.
+func (s *Scope) zoneAt(ctx context.Context, max, n int) (time.Time, error) {
+	if err := s.CreateZone(ctx, max); err != nil {
+		return time.Time{}, err
+	}
+	return s.forceCount(ctx, n)
+}
+
 // forceCount sets the zone's count to n as an admin (a forced change, which
 // starts the cooldowns) and waits until n workers are ready and a call is
 // served. It returns the console's time of the change (its audit entry),

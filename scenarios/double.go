@@ -36,10 +36,7 @@ func NoDoubleExecution() Scenario {
 				return err
 			}
 			f := e.faults()
-			if err := s.CreateZone(ctx, 2); err != nil {
-				return err
-			}
-			if _, err := s.forceCount(ctx, 2); err != nil {
+			if _, err := s.zoneAt(ctx, 2, 2); err != nil {
 				return err
 			}
 			ws, err := f.Workers(ctx, e.Endpoints.Group, s.Zone)

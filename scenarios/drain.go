@@ -37,10 +37,7 @@ func ScaleInDrain() Scenario {
 		Run: func(ctx context.Context, e *Env, s *Scope) error {
 			s.noFiveXX = true // judged below with every other failed class
 			max := e.Profile.Max
-			if err := s.CreateZone(ctx, max); err != nil {
-				return err
-			}
-			changed, err := s.forceCount(ctx, max)
+			changed, err := s.zoneAt(ctx, max, max)
 			if err != nil {
 				return err
 			}

@@ -37,11 +37,8 @@ func RestartCooldown() Scenario {
 				return err
 			}
 			p := e.Profile
-			if err := s.CreateZone(ctx, p.Max); err != nil {
-				return err
-			}
 			n := 2
-			changed, err := s.forceCount(ctx, n)
+			changed, err := s.zoneAt(ctx, p.Max, n)
 			if err != nil {
 				return err
 			}

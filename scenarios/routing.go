@@ -67,10 +67,7 @@ func ReadinessRouting() Scenario {
 				return err
 			}
 			r := routing{e: e, s: s, f: e.faults()}
-			if err := s.CreateZone(ctx, 3); err != nil {
-				return err
-			}
-			if _, err := s.forceCount(ctx, 2); err != nil {
+			if _, err := s.zoneAt(ctx, 3, 2); err != nil {
 				return err
 			}
 			ws, err := r.list(ctx)

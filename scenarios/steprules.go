@@ -454,11 +454,8 @@ func UnevenLoad() Scenario {
 			}
 			p := e.Profile
 			cs := e.settings(ctx)
-			if err := s.CreateZone(ctx, p.Max); err != nil {
-				return err
-			}
 			n := 2
-			changed, err := s.forceCount(ctx, n)
+			changed, err := s.zoneAt(ctx, p.Max, n)
 			if err != nil {
 				return err
 			}
