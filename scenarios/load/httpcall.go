@@ -18,11 +18,7 @@ import (
 // most MaxResponseBytes, so the connection is reused; a longer or cut body
 // is bad_response.
 func HTTPCall(hc *http.Client, method, url string, body []byte, header http.Header) Exec {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	client := *hc
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	client := noRedirects(hc)
 	hdr := header.Clone()
 	return func(ctx context.Context, _ int, _ int64) Result {
 		var rd io.Reader

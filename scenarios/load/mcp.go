@@ -3,6 +3,7 @@ package load
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,11 +48,7 @@ const MaxResponseBytes = 4 << 20
 //     missing result, stream ended without the response): bad_response;
 //   - ctx done while reading the answer: interrupted.
 func MCPToolCall(hc *http.Client, url string, tool string, args map[string]any, header http.Header) Exec {
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	client := *hc
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	client := noRedirects(hc)
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -83,6 +80,13 @@ func MCPToolCall(hc *http.Client, url string, tool string, args map[string]any, 
 		defer resp.Body.Close()
 		return classifyResponse(ctx, resp, id)
 	}
+}
+
+// noRedirects is a copy of hc (http.DefaultClient when nil) that does not follow redirects.
+func noRedirects(hc *http.Client) *http.Client {
+	client := *cmp.Or(hc, http.DefaultClient)
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client
 }
 
 // failed is a result of class c, or interrupted when ctx is done.
