@@ -140,11 +140,6 @@ func (t *hpaTarget) SetBounds(ctx context.Context, role target.Role, min, max in
 	return outcome(err, fmt.Sprintf("patch hpa %s/%s bounds to %d..%d", t.ns, t.hpa, min, max))
 }
 
-// SetCount updates the Deployment's scale subresource in role's name.
-func (t *hpaTarget) SetCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
-	return t.setCount(ctx, role, count)
-}
-
 // Trail reads the HPA's SuccessfulRescale Events (RescaleEvent) with the
 // run's client, at or after since, oldest first. Other Events of the HPA
 // and messages that do not parse are left out.

@@ -275,11 +275,6 @@ func (t *kedaTarget) SetBounds(ctx context.Context, role target.Role, min, max i
 	return outcome(err, fmt.Sprintf("patch scaledobject %s/%s bounds to %d..%d", t.ns, t.so, min, max))
 }
 
-// SetCount updates the Deployment's scale subresource in role's name.
-func (t *kedaTarget) SetCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
-	return t.setCount(ctx, role, count)
-}
-
 // Trail reads, with the run's client, the SuccessfulRescale Events of
 // KEDA's HPA (RescaleEvent: 1 <-> N) and KEDA's own activation Events on
 // the ScaledObject (KEDAEvent: 0 <-> N), at or after since, oldest first.

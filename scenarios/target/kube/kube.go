@@ -74,10 +74,10 @@ func deploymentCount(d *appsv1.Deployment) int {
 	return int(*d.Spec.Replicas)
 }
 
-// setCount updates the Deployment's scale subresource in role's name (an
+// SetCount updates the Deployment's scale subresource in role's name (an
 // unconditional update: no resourceVersion, so the API server applies it
-// to the Deployment as it is).
-func (k kube) setCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
+// to the Deployment as it is): the hpa and keda targets' SetCount.
+func (k kube) SetCount(ctx context.Context, role target.Role, count int) (target.Outcome, error) {
 	c, err := k.client(role)
 	if err != nil {
 		return target.Outcome{}, err
