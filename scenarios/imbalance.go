@@ -74,14 +74,7 @@ func (s *Scope) stopInflightWatch() *reports.Imbalance {
 func (s *Scope) loadRunning() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, l := range s.loads {
-		select {
-		case <-l.done:
-		default:
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.loads, func(l *loadRun) bool { return !l.Done() })
 }
 
 // run ticks every `every`, at most maxTicks times, until ctx ends.
