@@ -62,7 +62,7 @@ func HPARulesOf(v consoleclient.PolicyView) (HPARules, bool) {
 		return HPARules{}, false
 	}
 	r := HPARules{Threshold: spec.Threshold, Value: spec.Target == "Value", TolUp: 0.1, TolDown: 0.1, Min: 1,
-		Max: v.EffectiveMaxReplicas, DownWindow: 300 * time.Second, UpSelect: "Max",
+		Max: v.EffectiveMaxReplicas, UpSelect: "Max",
 		UpPolicies: []HPARatePolicy{{Value: 4, Period: 15 * time.Second}, {Percent: true, Value: 100, Period: 15 * time.Second}},
 		Source:     "the console's resolved policy of the zone"}
 	if r.Max == 0 {
@@ -72,14 +72,11 @@ func HPARulesOf(v consoleclient.PolicyView) (HPARules, bool) {
 		r.Min = *spec.MinReplicas
 	}
 	secs := func(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+	up, down := 0.0, 300.0
 	if b := spec.Behavior; b != nil {
+		stabilization(b.ScaleUp, &up, &r.TolUp)
+		stabilization(b.ScaleDown, &down, &r.TolDown)
 		if u := b.ScaleUp; u != nil {
-			if u.StabilizationWindowSeconds != nil {
-				r.UpWindow = secs(*u.StabilizationWindowSeconds)
-			}
-			if u.Tolerance != nil {
-				r.TolUp = *u.Tolerance
-			}
 			if u.SelectPolicy != "" {
 				r.UpSelect = u.SelectPolicy
 			}
@@ -90,16 +87,24 @@ func HPARulesOf(v consoleclient.PolicyView) (HPARules, bool) {
 				}
 			}
 		}
-		if d := b.ScaleDown; d != nil {
-			if d.StabilizationWindowSeconds != nil {
-				r.DownWindow = secs(*d.StabilizationWindowSeconds)
-			}
-			if d.Tolerance != nil {
-				r.TolDown = *d.Tolerance
-			}
-		}
 	}
+	r.UpWindow, r.DownWindow = secs(up), secs(down)
 	return r, true
+}
+
+// stabilization reads what r (one direction of an hpa behavior; nil: none)
+// sets: its stabilization window, in seconds, into window and its
+// tolerance into tol; what r leaves unset keeps its value.
+func stabilization(r *consoleclient.HPARules, window, tol *float64) {
+	if r == nil {
+		return
+	}
+	if r.StabilizationWindowSeconds != nil {
+		*window = *r.StabilizationWindowSeconds
+	}
+	if r.Tolerance != nil {
+		*tol = *r.Tolerance
+	}
 }
 
 // exactRat reads f as the shortest decimal that reads back as f, as the

@@ -396,22 +396,8 @@ func spikeBand(p Profile, v consoleclient.PolicyView) (b followBand, query strin
 		}
 		up, down := 0.0, h.StabilizationDown.Seconds()
 		if bh := spec.Behavior; bh != nil {
-			if r := bh.ScaleUp; r != nil {
-				if r.StabilizationWindowSeconds != nil {
-					up = *r.StabilizationWindowSeconds
-				}
-				if r.Tolerance != nil {
-					b.TolUp = *r.Tolerance
-				}
-			}
-			if r := bh.ScaleDown; r != nil {
-				if r.StabilizationWindowSeconds != nil {
-					down = *r.StabilizationWindowSeconds
-				}
-				if r.Tolerance != nil {
-					b.TolDown = *r.Tolerance
-				}
-			}
+			stabilization(bh.ScaleUp, &up, &b.TolUp)
+			stabilization(bh.ScaleDown, &down, &b.TolDown)
 		}
 		b.WindowUp = pollEff + time.Duration(up*float64(time.Second)) + slack
 		b.WindowDown = pollEff + time.Duration(down*float64(time.Second)) + slack
