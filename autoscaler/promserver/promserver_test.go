@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestPromDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{time.Second: "1s", 1500 * time.Millisecond: "1500ms", 2 * time.Minute: "120s", 0: "1ms"} {
-		if got := promDuration(d); got != want {
+		if got := PromDuration(d); got != want {
 			t.Errorf("%s: %s, want %s", d, got, want)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
+	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 )
 
 // Profiles are the overlays that exist, by the harness's profile names.
@@ -198,7 +199,7 @@ func scrapeIntervals(objs []*unstructured.Unstructured, s PrometheusScrape) erro
 			if n := len(re.FindAllStringIndex(y, -1)); n != 1 {
 				return fmt.Errorf("render: prometheus.yml has %d lines %q, want 1", n, "  "+key+": …")
 			}
-			y = re.ReplaceAllLiteralString(y, "  "+key+": "+promDuration(d))
+			y = re.ReplaceAllLiteralString(y, "  "+key+": "+promserver.PromDuration(d))
 			return nil
 		}
 		timeout := min(4*time.Second, s.ScrapeInterval)
@@ -208,15 +209,6 @@ func scrapeIntervals(objs []*unstructured.Unstructured, s PrometheusScrape) erro
 		return unstructured.SetNestedField(o.Object, y, "data", "prometheus.yml")
 	}
 	return errors.New("render: prometheus: no ConfigMap prometheus-config")
-}
-
-// promDuration writes d (whole milliseconds) as a Prometheus duration:
-// "15s", "1500ms".
-func promDuration(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
-	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
 }
 
 // imageEntry is one entry of a kustomization's images: the image name in
