@@ -227,8 +227,13 @@ func New(o Options) (*Controller, error) {
 		return nil, fmt.Errorf("controller: load config: %w: %w", ErrStore, err)
 	}
 	c.cfg = cfg
-	if c.hpa, err = loadHPA(o.Store); err != nil {
+	specs, _, err := storedHPA(o.Store, "controller: load")
+	if err != nil {
 		return nil, err
+	}
+	c.hpa = &hpaZones{zones: map[string]*hpaZone{}}
+	for k, spec := range specs {
+		c.hpa.zones[k] = &hpaZone{spec: spec}
 	}
 	return c, nil
 }

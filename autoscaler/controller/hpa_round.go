@@ -79,24 +79,29 @@ type hpaZone struct {
 	status    PolicyStatus
 }
 
-// loadHPA reads every stored policy.
-func loadHPA(st store.Backend) (*hpaZones, error) {
-	h := &hpaZones{zones: map[string]*hpaZone{}}
+// storedHPA reads the stored policies of the hpa zones, by key(group,
+// zone): the decoded spec and the stored JSON it came from. what starts the
+// errors ("controller: load" at New, "resync"): "<what> policies: …" wraps
+// ErrStore and the store's error, "<what> policy of G/Z: …" the JSON error
+// of a spec that does not decode.
+func storedHPA(st store.Backend, what string) (map[string]*HPASpec, map[string][]byte, error) {
 	ps, err := st.Policies()
 	if err != nil {
-		return nil, fmt.Errorf("controller: load policies: %w: %w", ErrStore, err)
+		return nil, nil, fmt.Errorf("%s policies: %w: %w", what, ErrStore, err)
 	}
+	specs, raw := map[string]*HPASpec{}, map[string][]byte{}
 	for _, p := range ps {
 		if p.Policy != PolicyHPA {
 			continue
 		}
 		var spec HPASpec
 		if err := json.Unmarshal(p.Spec, &spec); err != nil {
-			return nil, fmt.Errorf("controller: load policy of %s/%s: %w", p.Group, p.Zone, err)
+			return nil, nil, fmt.Errorf("%s policy of %s/%s: %w", what, p.Group, p.Zone, err)
 		}
-		h.zones[key(p.Group, p.Zone)] = &hpaZone{spec: &spec}
+		specs[key(p.Group, p.Zone)] = &spec
+		raw[key(p.Group, p.Zone)] = p.Spec
 	}
-	return h, nil
+	return specs, raw, nil
 }
 
 // spec returns a copy of the zone's hpa spec; nil for a step zone.

@@ -27,22 +27,9 @@ func (c *Controller) Resync() error {
 	if err != nil {
 		return fmt.Errorf("resync config: %w: %w", ErrStore, err)
 	}
-	ps, err := c.o.Store.Policies()
+	specs, raw, err := storedHPA(c.o.Store, "resync")
 	if err != nil {
-		return fmt.Errorf("resync policies: %w: %w", ErrStore, err)
-	}
-	specs := map[string]*HPASpec{}
-	raw := map[string][]byte{}
-	for _, p := range ps {
-		if p.Policy != PolicyHPA {
-			continue
-		}
-		var spec HPASpec
-		if err := json.Unmarshal(p.Spec, &spec); err != nil {
-			return fmt.Errorf("resync policy of %s/%s: %w", p.Group, p.Zone, err)
-		}
-		specs[key(p.Group, p.Zone)] = &spec
-		raw[key(p.Group, p.Zone)] = p.Spec
+		return err
 	}
 
 	for _, z := range zs {
