@@ -498,9 +498,7 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 		secs, lo, hi := *req.IntervalSeconds, controller.MinInterval.Seconds(), controller.MaxInterval.Seconds()
 		if !(secs >= lo && secs <= hi) {
 			msg := fmt.Sprintf("interval_seconds: %g is outside [%g, %g]", secs, lo, hi)
-			if err := s.c.Refused(p.Name, "", "", controller.AuditAutoRebalance, controller.RefusedInvalid, msg); err != nil {
-				s.log.Error("refused request not audited", "err", err)
-			}
+			s.refused(p.Name, "", "", controller.AuditAutoRebalance, controller.RefusedInvalid, msg)
 			writeError(w, http.StatusUnprocessableEntity, msg)
 			return
 		}
@@ -589,10 +587,16 @@ func (s *Server) getAudit(w http.ResponseWriter, r *http.Request, p Principal) {
 // forbidden audits a refused change (error:forbidden, with the actor) and
 // answers 403.
 func (s *Server) forbidden(w http.ResponseWriter, p Principal, group, zone, action, msg string) {
-	if err := s.c.Refused(p.Name, group, zone, action, controller.RefusedForbidden, string(p.Role)); err != nil {
-		s.log.Error("refused request not audited", "action", action, "actor", p.Name, "err", err)
-	}
+	s.refused(p.Name, group, zone, action, controller.RefusedForbidden, string(p.Role), "action", action, "actor", p.Name)
 	writeError(w, http.StatusForbidden, msg)
+}
+
+// refused audits a refused request (controller.Refused); a failed audit is
+// logged "refused request not audited" with attrs (slog pairs), then "err".
+func (s *Server) refused(actor, group, zone, action, reason, detail string, attrs ...any) {
+	if err := s.c.Refused(actor, group, zone, action, reason, detail); err != nil {
+		s.log.Error("refused request not audited", append(attrs, "err", err)...)
+	}
 }
 
 // fail maps a controller or store error to its status.

@@ -279,9 +279,7 @@ func (pg *pages) form(h func(http.ResponseWriter, *http.Request, *session, url.V
 			return
 		}
 		if !sameToken(r.PostForm.Get(csrfField), se.csrf) {
-			if err := pg.s.c.Refused(se.p.Name, g, z, formAction(r), controller.RefusedForbidden, "csrf"); err != nil {
-				pg.s.log.Error("refused request not audited", "actor", se.p.Name, "err", err)
-			}
+			pg.s.refused(se.p.Name, g, z, formAction(r), controller.RefusedForbidden, "csrf", "actor", se.p.Name)
 			pg.message(w, r, &se, http.StatusForbidden, "Refused",
 				"The form did not carry this session's security token (it may come from another site, or an old page): reload the page and try again.")
 			return
@@ -356,9 +354,7 @@ func (pg *pages) signin(w http.ResponseWriter, r *http.Request) {
 	c, err := r.Cookie(signinCookie)
 	if err != nil || !sameToken(r.PostForm.Get(csrfField), c.Value) {
 		if known {
-			if err := pg.s.c.Refused(p.Name, "", "", AuditSignin, controller.RefusedForbidden, "csrf"); err != nil {
-				pg.s.log.Error("refused request not audited", "actor", p.Name, "err", err)
-			}
+			pg.s.refused(p.Name, "", "", AuditSignin, controller.RefusedForbidden, "csrf", "actor", p.Name)
 		}
 		pg.showSignin(w, r, http.StatusForbidden, "the sign-in form was not this browser's (cookies off, or an old page): try again", next)
 		return
