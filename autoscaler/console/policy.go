@@ -18,18 +18,20 @@ import (
 // workers.policy with tags from and to (the policy names) and hpa (the
 // resolved spec in one line).
 
-// policyForbidden is the message of a refused policy request.
-func policyForbidden(group string) string {
-	return "only a super admin or a group admin of " + group + " may read or change its zones' policy"
+// policyZone is zoneParams for a policy request, with a caller who is not an
+// admin of the group refused too (403, audited as workers.policy): ok false.
+func (s *Server) policyZone(w http.ResponseWriter, r *http.Request, p Principal) (group, zone string, ok bool) {
+	group, zone, ok = zoneParams(w, r)
+	if ok && !p.AdminOf(group) {
+		s.forbidden(w, p, group, zone, controller.AuditPolicy, "only a super admin or a group admin of "+group+" may read or change its zones' policy")
+		return group, zone, false
+	}
+	return group, zone, ok
 }
 
 func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, p Principal) {
-	group, zone, ok := zoneParams(w, r)
+	group, zone, ok := s.policyZone(w, r, p)
 	if !ok {
-		return
-	}
-	if !p.AdminOf(group) {
-		s.forbidden(w, p, group, zone, controller.AuditPolicy, policyForbidden(group))
 		return
 	}
 	v, err := s.c.Policy(group, zone)
@@ -41,12 +43,8 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, p Principal) 
 }
 
 func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, p Principal) {
-	group, zone, ok := zoneParams(w, r)
+	group, zone, ok := s.policyZone(w, r, p)
 	if !ok {
-		return
-	}
-	if !p.AdminOf(group) {
-		s.forbidden(w, p, group, zone, controller.AuditPolicy, policyForbidden(group))
 		return
 	}
 	var req controller.PolicySpec
