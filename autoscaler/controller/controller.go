@@ -78,6 +78,18 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]{0,62})$`)
 // letters, digits, '.', '_' or '-', starting with a letter or digit.
 func ValidName(s string) bool { return nameRE.MatchString(s) }
 
+// checkNames is nil for a valid group and zone (ValidName), else a
+// *ValidationError on the first invalid one: "group: invalid name" or "zone: …".
+func checkNames(group, zone string) error {
+	if !ValidName(group) {
+		return &ValidationError{Field: "group", Reason: "invalid name"}
+	}
+	if !ValidName(zone) {
+		return &ValidationError{Field: "zone", Reason: "invalid name"}
+	}
+	return nil
+}
+
 // Options configure New. Store, Target, Discovery, Scraper and Policy are
 // required.
 type Options struct {

@@ -63,12 +63,8 @@ func (c *Controller) Apply(ctx context.Context, actor, group, zone string, ch Ch
 
 func (c *Controller) apply(ctx context.Context, actor, group, zone string, ch Change) (ZoneView, error) {
 	action := ch.AuditAction()
-	if !ValidName(group) || !ValidName(zone) {
-		f := "group"
-		if ValidName(group) {
-			f = "zone"
-		}
-		return ZoneView{}, &ValidationError{Field: f, Reason: "invalid name"}
+	if err := checkNames(group, zone); err != nil {
+		return ZoneView{}, err
 	}
 	if ch.MaxCount == nil && ch.Count == nil {
 		err := &ValidationError{Field: "count", Reason: "nothing to change: give max_count and/or count"}

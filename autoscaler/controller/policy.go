@@ -297,12 +297,8 @@ func (c *Controller) Policy(group, zone string) (PolicyView, error) {
 //     upstream keeps them across a spec edit; either way the query runs at
 //     the next scheduler pass.
 func (c *Controller) SetPolicy(actor, group, zone string, spec PolicySpec) (PolicyView, error) {
-	if !ValidName(group) || !ValidName(zone) {
-		f := "group"
-		if ValidName(group) {
-			f = "zone"
-		}
-		return PolicyView{}, &ValidationError{Field: f, Reason: "invalid name"}
+	if err := checkNames(group, zone); err != nil {
+		return PolicyView{}, err
 	}
 	e, err := c.lock(group, zone)
 	if err != nil {
