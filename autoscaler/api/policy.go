@@ -87,8 +87,11 @@ func (h *HPASpec) PollingInterval() time.Duration {
 	if h == nil || h.PollingIntervalSeconds == nil {
 		return DefaultPollingInterval
 	}
-	return time.Duration(math.Round(*h.PollingIntervalSeconds * float64(time.Second)))
+	return FromSeconds(*h.PollingIntervalSeconds)
 }
+
+// FromSeconds is s seconds (a wire field) as a Duration, rounded to the ns.
+func FromSeconds(s float64) time.Duration { return time.Duration(math.Round(s * float64(time.Second))) }
 
 // ExpandQuery returns the query for group and zone.
 func (h *HPASpec) ExpandQuery(group, zone string) string {

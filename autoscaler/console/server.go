@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -502,7 +501,7 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 			writeError(w, http.StatusUnprocessableEntity, msg)
 			return
 		}
-		cfg.Interval = time.Duration(math.Round(secs * float64(time.Second)))
+		cfg.Interval = api.FromSeconds(secs)
 	}
 	got, err := s.c.SetAutoRebalance(p.Name, cfg)
 	if err != nil {

@@ -71,8 +71,6 @@ type (
 	PolicyView        = api.PolicyView
 )
 
-func secs(f float64) time.Duration { return time.Duration(math.Round(f * float64(time.Second))) }
-
 func ptr[T any](v T) *T { return &v }
 
 // resolve fills in every default of h for a zone whose max_count is
@@ -226,7 +224,7 @@ func rulesConfig(r *HPARulesSpec, def autoscaler.HPAScalingRules) autoscaler.HPA
 	}
 	out := def
 	if r.StabilizationWindowSeconds != nil {
-		out.StabilizationWindow = secs(*r.StabilizationWindowSeconds)
+		out.StabilizationWindow = api.FromSeconds(*r.StabilizationWindowSeconds)
 	}
 	if r.SelectPolicy != "" {
 		out.SelectPolicy = autoscaler.HPASelectPolicy(r.SelectPolicy)
@@ -235,7 +233,7 @@ func rulesConfig(r *HPARulesSpec, def autoscaler.HPAScalingRules) autoscaler.HPA
 		out.Policies = nil
 		for _, p := range r.Policies {
 			out.Policies = append(out.Policies, autoscaler.HPAScalingPolicy{
-				Type: autoscaler.HPAPolicyType(p.Type), Value: p.Value, Period: secs(p.PeriodSeconds)})
+				Type: autoscaler.HPAPolicyType(p.Type), Value: p.Value, Period: api.FromSeconds(p.PeriodSeconds)})
 		}
 	}
 	if r.Tolerance != nil {
