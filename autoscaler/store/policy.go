@@ -47,8 +47,7 @@ func (s *Store) Policies() ([]ZonePolicy, error) {
 // CommitPolicies writes policies and zones and appends audit entries in one
 // transaction: either all land or none. It returns the entries with their IDs.
 func (s *Store) CommitPolicies(policies []ZonePolicy, zones []Zone, audits []AuditEntry) ([]AuditEntry, error) {
-	var out []AuditEntry
-	err := s.update("commit policies", func(tx *bolt.Tx) error {
+	return s.commitAfter("commit policies", zones, audits, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketPolicies)
 		if err != nil {
 			return fmt.Errorf("create bucket %s: %w", bucketPolicies, err)
@@ -58,11 +57,6 @@ func (s *Store) CommitPolicies(policies []ZonePolicy, zones []Zone, audits []Aud
 				return err
 			}
 		}
-		out, err = commit(tx, zones, audits)
-		return err
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }

@@ -244,8 +244,18 @@ func (s *Store) AppendAudit(e AuditEntry) (AuditEntry, error) {
 // Commit writes zones and appends audit entries in one transaction: either
 // all land or none. It returns the entries with their IDs.
 func (s *Store) Commit(zones []Zone, audits []AuditEntry) ([]AuditEntry, error) {
+	return s.commitAfter("commit", zones, audits, func(*bolt.Tx) error { return nil })
+}
+
+// commitAfter runs first and then commit (zones written, audits appended) in
+// one update transaction; op names it in the errors (update). It returns the
+// audit entries with their IDs, nil on any error: then nothing landed.
+func (s *Store) commitAfter(op string, zones []Zone, audits []AuditEntry, first func(*bolt.Tx) error) ([]AuditEntry, error) {
 	var out []AuditEntry
-	err := s.update("commit", func(tx *bolt.Tx) error {
+	err := s.update(op, func(tx *bolt.Tx) error {
+		if err := first(tx); err != nil {
+			return err
+		}
 		var err error
 		out, err = commit(tx, zones, audits)
 		return err
@@ -388,16 +398,10 @@ func (s *Store) SetAutoRebalance(c AutoRebalance, audits ...AuditEntry) ([]Audit
 	if err != nil {
 		return nil, fmt.Errorf("store: encode config: %w", err)
 	}
-	var out []AuditEntry
-	err = s.update("set config", func(tx *bolt.Tx) error {
+	return s.commitAfter("set config", nil, audits, func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketConfig).Put(keyAutoReb, v); err != nil {
 			return fmt.Errorf("put config: %w", err)
 		}
-		out, err = commit(tx, nil, audits)
-		return err
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
