@@ -163,14 +163,7 @@ func (q *Querier) wait(ctx context.Context, d time.Duration) error {
 	if q.cfg.Wait != nil {
 		return q.cfg.Wait(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return worker.Sleep(ctx, d)
 }
 
 // Handler serves /readyz, /livez and /metrics.
@@ -346,12 +339,8 @@ func (q *Querier) pull(pctx, sctx context.Context, session string, log *slog.Log
 				return
 			}
 			log.Info("poll failed", "err", err.Error())
-			t := time.NewTimer(q.cfg.Reconnect)
-			select {
-			case <-pctx.Done():
-				t.Stop()
+			if worker.Sleep(pctx, q.cfg.Reconnect) != nil {
 				return
-			case <-t.C:
 			}
 			continue
 		}

@@ -74,7 +74,7 @@ func (b Burner) Hold(ctx context.Context, d time.Duration) error {
 	}
 	sleepFor := b.Sleep
 	if sleepFor == nil {
-		sleepFor = sleep
+		sleepFor = Sleep
 	}
 	end := now().Add(d)
 	slices := 2*int((d+BurnSlice-1)/BurnSlice) + 2

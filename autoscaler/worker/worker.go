@@ -132,7 +132,7 @@ func New(cfg Config) *Worker {
 		w.now = time.Now
 	}
 	if w.wait == nil {
-		w.wait = sleep
+		w.wait = Sleep
 	}
 	w.cpu = min(max(cfg.CPUPerCall, 0), MaxCPUPerCall)
 	if w.cpu > 0 {
@@ -288,8 +288,8 @@ func (w *Worker) admit(next http.Handler) http.Handler {
 	})
 }
 
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends: then it returns ctx.Err() (else nil).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
