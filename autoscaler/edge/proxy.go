@@ -64,17 +64,13 @@ func (e *Edge) serveMCP(w http.ResponseWriter, r *http.Request) {
 // route forwards one call of zone k and returns the status it answered
 // (StatusClientClosed when the client left first).
 func (e *Edge) route(w http.ResponseWriter, r *http.Request, k zoneKey) int {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, fmt.Sprintf("request body over %d bytes", MaxBodyBytes))
-			return http.StatusRequestEntityTooLarge
-		}
-		if r.Context().Err() != nil {
-			return StatusClientClosed
-		}
-		writeRPCError(w, http.StatusBadRequest, nil, "read request body: "+err.Error())
-		return http.StatusBadRequest
+	body, status, msg := serve.ReadRPCBody(w, r, MaxBodyBytes)
+	if status == http.StatusBadRequest && r.Context().Err() != nil {
+		return StatusClientClosed
+	}
+	if status != 0 {
+		writeRPCError(w, status, nil, msg)
+		return status
 	}
 	id := serve.RequestID(body)
 

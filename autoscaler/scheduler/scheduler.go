@@ -3,9 +3,7 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -302,14 +300,9 @@ func (s *Scheduler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, errorAnswer(http.StatusMethodNotAllowed, nil, CodeServerError, "method not allowed: POST /mcp only", false))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			writeAnswer(w, errorAnswer(http.StatusRequestEntityTooLarge, nil, CodeServerError, fmt.Sprintf("request body over %d bytes", MaxBodyBytes), false))
-			return
-		}
-		writeAnswer(w, errorAnswer(http.StatusBadRequest, nil, CodeServerError, "read request body: "+err.Error(), false))
+	body, status, msg := serve.ReadRPCBody(w, r, MaxBodyBytes)
+	if status != 0 {
+		writeAnswer(w, errorAnswer(status, nil, CodeServerError, msg, false))
 		return
 	}
 	if !json.Valid(body) {

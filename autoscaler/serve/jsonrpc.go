@@ -3,6 +3,9 @@ package serve
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 )
 
@@ -61,4 +64,19 @@ func WriteRPCError(w http.ResponseWriter, status int, id json.RawMessage, code i
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(RPCErrorJSON(id, code, msg))
+}
+
+// ReadRPCBody reads r's body, at most limit bytes. When that fails, status
+// and msg are the JSON-RPC error to answer: 413 "request body over <limit>
+// bytes", else 400 "read request body: <err>"; status is 0 on success.
+func ReadRPCBody(w http.ResponseWriter, r *http.Request, limit int64) (body []byte, status int, msg string) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", limit)
+	case err != nil:
+		return nil, http.StatusBadRequest, "read request body: " + err.Error()
+	}
+	return body, 0, ""
 }

@@ -252,15 +252,9 @@ func (w *Worker) admit(next http.Handler) http.Handler {
 			next.ServeHTTP(rw, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, MaxBodyBytes))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				serve.WriteRPCError(rw, http.StatusRequestEntityTooLarge, nil, CodeServerError,
-					fmt.Sprintf("request body over %d bytes", MaxBodyBytes))
-				return
-			}
-			serve.WriteRPCError(rw, http.StatusBadRequest, nil, CodeServerError, "read request body: "+err.Error())
+		body, status, msg := serve.ReadRPCBody(rw, r, MaxBodyBytes)
+		if status != 0 {
+			serve.WriteRPCError(rw, status, nil, CodeServerError, msg)
 			return
 		}
 		if !json.Valid(body) {
