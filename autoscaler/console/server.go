@@ -89,23 +89,19 @@ func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: http.NewServeMux(), step: o.Step,
-		faults: o.Faults}
-
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(newCollector(o.Controller)); err != nil {
 		return nil, fmt.Errorf("console: register metrics: %w", err)
 	}
+	m := serve.ProbeMux(o.Health, o.Store.Ready, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s := &Server{c: o.Controller, st: o.Store, keys: o.Keys, health: o.Health, log: o.Logger, mux: m, step: o.Step,
+		faults: o.Faults}
 
-	m := s.mux
 	routes := s.apiRoutes()
 	for _, rt := range routes {
 		m.HandleFunc(rt.path, s.methods(rt.handlers))
 	}
 	m.HandleFunc(PathIndex, s.methods(map[string]handler{http.MethodGet: serveIndex(routes)}))
-	m.HandleFunc("GET /readyz", o.Health.Readyz(o.Store.Ready))
-	m.HandleFunc("GET /livez", serve.Livez)
-	m.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if !o.Pages.Off {
 		pg, err := newPages(s, o.Pages)
 		if err != nil {

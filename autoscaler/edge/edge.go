@@ -98,11 +98,8 @@ func New(cfg Config) (*Edge, error) {
 	if e.log == nil {
 		e.log = slog.Default()
 	}
-	mux := http.NewServeMux()
+	mux := serve.ProbeMux(&e.health, e.discoveredOnce, promhttp.HandlerFor(e.m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/g/{group}/z/{zone}/mcp", e.serveMCP)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(e.m.reg, promhttp.HandlerOpts{}))
-	mux.Handle("GET /readyz", e.health.Readyz(e.discoveredOnce))
-	mux.HandleFunc("GET /livez", serve.Livez)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusNotFound, nil, "no route for "+r.URL.Path+
 			" (calls go to POST /g/{group}/z/{zone}/mcp)")

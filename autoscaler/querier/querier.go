@@ -121,11 +121,7 @@ func New(cfg Config) (*Querier, error) {
 	}
 	q.work = worker.New(worker.Config{ID: cfg.ID, MaxInflight: cfg.Workers, Work: cfg.Work, Wait: q.wait, Logger: cfg.Logger})
 	q.initMetrics()
-	mux := http.NewServeMux()
-	mux.Handle("GET /readyz", q.health.Readyz(q.ready))
-	mux.HandleFunc("GET /livez", serve.Livez)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(q.reg, promhttp.HandlerOpts{}))
-	q.handler = serve.RejectNonCanonical(mux, http.NotFound)
+	q.handler = serve.RejectNonCanonical(serve.ProbeMux(&q.health, q.ready, promhttp.HandlerFor(q.reg, promhttp.HandlerOpts{})), http.NotFound)
 	return q, nil
 }
 

@@ -166,15 +166,12 @@ func New(cfg Config) *Scheduler {
 		window:   Window{Span: cfg.Window},
 	}
 	s.initMetrics()
-	mux := http.NewServeMux()
+	mux := serve.ProbeMux(&s.health, nil, promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/mcp", s.serveMCP)
 	mux.HandleFunc("GET "+PathConnect, s.serveConnect)
 	mux.HandleFunc("POST "+PathNext, s.serveNext)
 	mux.HandleFunc("POST "+PathAnswer, s.serveAnswer)
 	mux.HandleFunc("POST "+PathLeave, s.serveLeave)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))
-	mux.Handle("GET /readyz", s.health.Readyz(nil))
-	mux.HandleFunc("GET /livez", serve.Livez)
 	s.handler = serve.RejectNonCanonical(mux, http.NotFound)
 	return s
 }

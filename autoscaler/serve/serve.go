@@ -76,6 +76,16 @@ func (h *Health) Readyz(extra func() error) http.HandlerFunc {
 // Livez answers 200 while the process runs.
 func Livez(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 
+// ProbeMux is a new mux with the routes every server has: GET /metrics
+// (metrics), GET /readyz (h.Readyz(ready)) and GET /livez (Livez).
+func ProbeMux(h *Health, ready func() error, metrics http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	mux.Handle("GET /readyz", h.Readyz(ready))
+	mux.HandleFunc("GET /livez", Livez)
+	return mux
+}
+
 // RejectNonCanonical answers with notFound a request whose path is not in
 // canonical form (an empty, "." or ".." segment), where http.ServeMux would
 // answer 307 with an HTML body pointing at the cleaned path: the reference

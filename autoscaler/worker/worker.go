@@ -158,11 +158,8 @@ func New(cfg Config) *Worker {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true, MaxRequestBodyBytes: MaxBodyBytes})
 
-	mux := http.NewServeMux()
+	mux := serve.ProbeMux(&w.health, w.bootReady, promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{}))
 	mux.Handle("/mcp", w.admit(mcpHandler))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(w.reg, promhttp.HandlerOpts{}))
-	mux.Handle("GET /readyz", w.health.Readyz(w.bootReady))
-	mux.HandleFunc("GET /livez", serve.Livez)
 	w.handler = serve.RejectNonCanonical(mux, http.NotFound)
 	return w
 }
