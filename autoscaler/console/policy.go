@@ -35,11 +35,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request, p Principal) 
 		return
 	}
 	v, err := s.c.Policy(group, zone)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	s.reply(w, r, v, err)
 }
 
 func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, p Principal) {
@@ -62,9 +58,5 @@ func (s *Server) putPolicy(w http.ResponseWriter, r *http.Request, p Principal) 
 		return
 	}
 	v, err := s.c.SetPolicy(p.Name, group, zone, req)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	s.reply(w, r, v, err)
 }

@@ -292,11 +292,7 @@ func (s *Server) getWorkers(w http.ResponseWriter, r *http.Request, p Principal)
 	}
 	if !p.AdminOf(group) {
 		v, err := s.c.Zone(group, zone)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, WorkersCount{Group: v.Group, Zone: v.Zone, Count: v.Count})
+		s.reply(w, r, WorkersCount{Group: v.Group, Zone: v.Zone, Count: v.Count}, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), liveTimeout)
@@ -304,11 +300,9 @@ func (s *Server) getWorkers(w http.ResponseWriter, r *http.Request, p Principal)
 	v, err := s.c.ZoneLive(ctx, group, zone)
 	if errors.Is(err, controller.ErrDiscovery) {
 		s.log.Warn("workers: discovery failed, showing the last seen readiness", "group", group, "zone", zone, "err", err)
-	} else if err != nil {
-		s.fail(w, r, err)
-		return
+		err = nil
 	}
-	writeJSON(w, http.StatusOK, fullView(v))
+	s.reply(w, r, fullView(v), err)
 }
 
 // errBodyTooLarge: the body is over MaxBody.
@@ -429,11 +423,7 @@ func (s *Server) putWorkers(w http.ResponseWriter, r *http.Request, p Principal)
 		return
 	}
 	v, err := s.c.Apply(r.Context(), p.Name, group, zone, ch)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, fullView(v))
+	s.reply(w, r, fullView(v), err)
 }
 
 func (s *Server) postRebalance(w http.ResponseWriter, r *http.Request, p Principal) {
@@ -446,11 +436,7 @@ func (s *Server) postRebalance(w http.ResponseWriter, r *http.Request, p Princip
 		return
 	}
 	d, err := s.c.Rebalance(r.Context(), p.Name, group, zone)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	s.reply(w, r, d, err)
 }
 
 // AutoRebalanceJSON is the API shape of the scheduler configuration.
@@ -500,11 +486,7 @@ func (s *Server) putAutoRebalance(w http.ResponseWriter, r *http.Request, p Prin
 		cfg.Interval = api.FromSeconds(secs)
 	}
 	got, err := s.c.SetAutoRebalance(p.Name, cfg)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, toJSON(got))
+	s.reply(w, r, toJSON(got), err)
 }
 
 // AutoscaleConfigJSON is GET /api/v1/config/autoscale (autoscaler/api).
@@ -592,6 +574,15 @@ func (s *Server) refused(actor, group, zone, action, reason, detail string, attr
 	if err := s.c.Refused(actor, group, zone, action, reason, detail); err != nil {
 		s.log.Error("refused request not audited", append(attrs, "err", err)...)
 	}
+}
+
+// reply answers v as JSON with 200 when err is nil, else err as fail does.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 // fail maps a controller or store error to its status.
