@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"strings"
-	"time"
 
 	"cloud.google.com/go/artifactregistry/apiv1/artifactregistrypb"
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -67,32 +66,6 @@ func (p *Provider) EnsureRegistry(ctx context.Context, labels map[string]string)
 		return reg, err
 	}
 	return reg, nil
-}
-
-// pollLRO polls a google.longrunning operation (Artifact Registry's) every
-// PollInterval until done(), at most OperationTimeout.
-func (p *Provider) pollLRO(ctx context.Context, op string, done func() bool, poll func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, p.o.OperationTimeout)
-	defer cancel()
-	t := time.NewTicker(p.o.PollInterval)
-	defer t.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				return &cloud.Error{Op: op, Kind: "timeout", Msg: "operation not done after " + p.o.OperationTimeout.String(), Err: ctx.Err()}
-			}
-			return ctx.Err()
-		case <-t.C:
-		}
-		if err := poll(ctx); err != nil {
-			if ctx.Err() != nil {
-				continue
-			}
-			return cloudErr(op, err)
-		}
-	}
-	return nil
 }
 
 // TokenAuth is Artifact Registry's Docker auth: the user oauth2accesstoken
