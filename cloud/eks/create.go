@@ -153,7 +153,7 @@ func (p *Provider) createRole(ctx context.Context, c *cloud.Cluster, name, trust
 		Path:                     aws.String(RolePath),
 		AssumeRolePolicyDocument: aws.String(trust),
 		Description:              aws.String("scaleproof run " + labels[cloud.LabelRunID]),
-		Tags:                     iamTags(labels),
+		Tags:                     awsTags(labels, func(k, v *string) iamtypes.Tag { return iamtypes.Tag{Key: k, Value: v} }),
 	})
 	if err != nil {
 		return "", apiError(op, "iam:CreateRole", err)
@@ -262,11 +262,13 @@ func healthIssues(cl *ekstypes.Cluster) string {
 	return s[:len(s)-1]
 }
 
-func iamTags(labels map[string]string) []iamtypes.Tag {
+// awsTags is labels as AWS tags sorted by key, mk making one of a key and
+// its value (IAM's and ECR's tag types are alike but distinct types).
+func awsTags[T any](labels map[string]string, mk func(k, v *string) T) []T {
 	keys := slices.Sorted(maps.Keys(labels))
-	t := make([]iamtypes.Tag, len(keys))
+	t := make([]T, len(keys))
 	for i, k := range keys {
-		t[i] = iamtypes.Tag{Key: aws.String(k), Value: aws.String(labels[k])}
+		t[i] = mk(aws.String(k), aws.String(labels[k]))
 	}
 	return t
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"maps"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -115,12 +114,7 @@ func registryHost(s string) string {
 }
 
 func ecrTags(labels map[string]string) []ecrtypes.Tag {
-	keys := slices.Sorted(maps.Keys(labels))
-	t := make([]ecrtypes.Tag, len(keys))
-	for i, k := range keys {
-		t[i] = ecrtypes.Tag{Key: aws.String(k), Value: aws.String(labels[k])}
-	}
-	return t
+	return awsTags(labels, func(k, v *string) ecrtypes.Tag { return ecrtypes.Tag{Key: k, Value: v} })
 }
 
 func fromECRTags(tags []ecrtypes.Tag) map[string]string {
