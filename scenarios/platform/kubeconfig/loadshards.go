@@ -193,30 +193,15 @@ func (r *shardRunner) create(ctx context.Context, doc []byte) error {
 		var err error
 		switch tm.Kind {
 		case "ConfigMap":
-			var o corev1.ConfigMap
-			if err = yaml.UnmarshalStrict(part, &o); err == nil {
-				_, err = r.kc.CoreV1().ConfigMaps(r.ns).Create(ctx, &o, metav1.CreateOptions{FieldManager: FieldManager})
-			}
+			err = createIn[corev1.ConfigMap](ctx, r.kc.CoreV1().ConfigMaps(r.ns), part)
 		case "ServiceAccount":
-			var o corev1.ServiceAccount
-			if err = yaml.UnmarshalStrict(part, &o); err == nil {
-				_, err = r.kc.CoreV1().ServiceAccounts(r.ns).Create(ctx, &o, metav1.CreateOptions{FieldManager: FieldManager})
-			}
+			err = createIn[corev1.ServiceAccount](ctx, r.kc.CoreV1().ServiceAccounts(r.ns), part)
 		case "Role":
-			var o rbacv1.Role
-			if err = yaml.UnmarshalStrict(part, &o); err == nil {
-				_, err = r.kc.RbacV1().Roles(r.ns).Create(ctx, &o, metav1.CreateOptions{FieldManager: FieldManager})
-			}
+			err = createIn[rbacv1.Role](ctx, r.kc.RbacV1().Roles(r.ns), part)
 		case "RoleBinding":
-			var o rbacv1.RoleBinding
-			if err = yaml.UnmarshalStrict(part, &o); err == nil {
-				_, err = r.kc.RbacV1().RoleBindings(r.ns).Create(ctx, &o, metav1.CreateOptions{FieldManager: FieldManager})
-			}
+			err = createIn[rbacv1.RoleBinding](ctx, r.kc.RbacV1().RoleBindings(r.ns), part)
 		case "Job":
-			var o batchv1.Job
-			if err = yaml.UnmarshalStrict(part, &o); err == nil {
-				_, err = r.kc.BatchV1().Jobs(r.ns).Create(ctx, &o, metav1.CreateOptions{FieldManager: FieldManager})
-			}
+			err = createIn[batchv1.Job](ctx, r.kc.BatchV1().Jobs(r.ns), part)
 		default:
 			err = fmt.Errorf("unexpected kind %q", tm.Kind)
 		}
@@ -225,6 +210,20 @@ func (r *shardRunner) create(ctx context.Context, doc []byte) error {
 		}
 	}
 	return nil
+}
+
+// createIn decodes one YAML object, part, strictly into a T and creates it
+// with c (a typed client of its kind in the namespace), FieldManager the
+// field manager; it returns the decode's or the create's error.
+func createIn[T any, C interface {
+	Create(context.Context, *T, metav1.CreateOptions) (*T, error)
+}](ctx context.Context, c C, part []byte) error {
+	var o T
+	if err := yaml.UnmarshalStrict(part, &o); err != nil {
+		return err
+	}
+	_, err := c.Create(ctx, &o, metav1.CreateOptions{FieldManager: FieldManager})
+	return err
 }
 
 // stop sets the stop key of the load's ConfigMap (a few tries, 1 s apart).
