@@ -9,6 +9,8 @@ package platform
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +74,23 @@ type Platform interface {
 // KeysFile is the console's --keys file shape.
 type KeysFile struct {
 	Keys []Key `json:"keys"`
+}
+
+// NewKeys makes a run's four keys, each a fresh random secret (its role's
+// prefix, "_", 32 hex digits): root, ops-<group> (admin of group), viewer
+// and mcp.
+func NewKeys(group string) Keys {
+	key := func(prefix string) string {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		return prefix + "_" + hex.EncodeToString(b)
+	}
+	return Keys{
+		SuperAdmin: Key{Name: "root", Key: key("sa"), Role: "super_admin"},
+		GroupAdmin: Key{Name: "ops-" + group, Key: key("ga"), Role: "group_admin", Groups: []string{group}},
+		Viewer:     Key{Name: "viewer", Key: key("vw"), Role: "viewer"},
+		MCPUser:    Key{Name: "mcp", Key: key("mcp"), Role: "mcp_user"},
+	}
 }
 
 // All lists the keys in a fixed order.

@@ -2,8 +2,6 @@ package kubeconfig
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -25,12 +23,6 @@ import (
 
 // FieldManager is the server-side apply manager of what Up applies.
 const FieldManager = "scaleproof"
-
-func randKey(prefix string) string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return prefix + "_" + hex.EncodeToString(b)
-}
 
 // Up waits until the cluster authorizes the run to create its namespace
 // (authorized.go), renders and applies the manifests, makes the keys
@@ -55,12 +47,7 @@ func (p *Platform) Up(ctx context.Context) (platform.Endpoints, error) {
 	if err != nil {
 		return platform.Endpoints{}, err
 	}
-	keys := platform.Keys{
-		SuperAdmin: platform.Key{Name: "root", Key: randKey("sa"), Role: "super_admin"},
-		GroupAdmin: platform.Key{Name: "ops-" + c.Group, Key: randKey("ga"), Role: "group_admin", Groups: []string{c.Group}},
-		Viewer:     platform.Key{Name: "viewer", Key: randKey("vw"), Role: "viewer"},
-		MCPUser:    platform.Key{Name: "mcp", Key: randKey("mcp"), Role: "mcp_user"},
-	}
+	keys := platform.NewKeys(c.Group)
 	start := time.Now()
 	if err := p.apply(ctx, objs, keys); err != nil {
 		return platform.Endpoints{}, err

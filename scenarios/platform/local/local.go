@@ -9,8 +9,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -121,12 +119,6 @@ func New(cfg Config) *Local {
 // Name is "local".
 func (l *Local) Name() string { return "local" }
 
-func randKey(prefix string) string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return prefix + "_" + hex.EncodeToString(b)
-}
-
 // Up starts the fleet server, the console and the edge, and waits for their /readyz.
 func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 	c := l.cfg
@@ -138,12 +130,7 @@ func (l *Local) Up(ctx context.Context) (platform.Endpoints, error) {
 			return platform.Endpoints{}, fmt.Errorf("local: %w", err)
 		}
 	}
-	l.keys = platform.Keys{
-		SuperAdmin: platform.Key{Name: "root", Key: randKey("sa"), Role: "super_admin"},
-		GroupAdmin: platform.Key{Name: "ops-" + c.Group, Key: randKey("ga"), Role: "group_admin", Groups: []string{c.Group}},
-		Viewer:     platform.Key{Name: "viewer", Key: randKey("vw"), Role: "viewer"},
-		MCPUser:    platform.Key{Name: "mcp", Key: randKey("mcp"), Role: "mcp_user"},
-	}
+	l.keys = platform.NewKeys(c.Group)
 	// The keys are secrets and WorkDir is under the run's artifacts, which
 	// are published: they go to a private folder (0700) that Down removes.
 	secrets, err := os.MkdirTemp("", "scaleproof-keys-")
