@@ -221,7 +221,7 @@ func TestUnreachableLiveWorkersNeverScaleIn(t *testing.T) {
 				z.eps = append(z.eps, lw.ep)
 				lw.hold(t, tc.inFlight)
 			}
-			c, clock := newLiveController(t, z, 200*time.Millisecond)
+			c, clock := newLiveController(t, z, time.Second) // a frozen worker times out; a live one answers within it even on a loaded machine (200 ms did not, at load 12 with -race)
 			ctx := context.Background()
 			if _, err := c.Apply(ctx, "root", "g1", "a", controller.Change{Count: ptr(tc.count), MaxCount: ptr(4)}); err != nil {
 				t.Fatal(err)
