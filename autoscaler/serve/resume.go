@@ -4,13 +4,15 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync/atomic"
 	"syscall"
+	"time"
 )
 
-// ResumeSafe wraps ln so that a connection's read whose deadline passed
-// while bytes waited in the socket returns those bytes instead of a
-// timeout (the deadline still holds when nothing waits: a slow client is
-// cut off as before).
+// ResumeSafe wraps ln so that a connection's read that was waiting when
+// its deadline passed returns the bytes that wait in the socket, if any,
+// instead of a timeout. A read begun after its deadline, and a read with
+// nothing waiting, time out as before: a slow client is cut off as before.
 //
 // Why: a process that is stopped and continued (SIGSTOP/SIGCONT, which the
 // outage scenario uses to freeze a worker; a paused VM; a long stall) sees
@@ -28,19 +30,41 @@ type resumeSafe struct{ net.Listener }
 func (l resumeSafe) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if tc, ok := c.(*net.TCPConn); ok {
-		return readWaiting{tc}, err
+		return &readWaiting{TCPConn: tc, now: time.Now}, err
 	}
 	return c, err
 }
 
-// readWaiting is a TCP connection whose Read, after its deadline has
-// passed, still returns the bytes that wait in the socket. Its other
-// methods (CloseWrite, ReadFrom for sendfile) are the TCPConn's.
-type readWaiting struct{ *net.TCPConn }
+// readWaiting is a TCP connection whose Read, woken by its deadline,
+// still returns the bytes that wait in the socket. Its other methods
+// (CloseWrite, ReadFrom for sendfile) are the TCPConn's.
+type readWaiting struct {
+	*net.TCPConn
+	now      func() time.Time
+	deadline atomic.Int64 // the read deadline in Unix ns; 0: none
+}
 
-func (c readWaiting) Read(p []byte) (int, error) {
+func (c *readWaiting) SetDeadline(t time.Time) error {
+	c.deadline.Store(unixNano(t))
+	return c.TCPConn.SetDeadline(t)
+}
+
+func (c *readWaiting) SetReadDeadline(t time.Time) error {
+	c.deadline.Store(unixNano(t))
+	return c.TCPConn.SetReadDeadline(t)
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func (c *readWaiting) Read(p []byte) (int, error) {
+	began := c.now().UnixNano()
 	n, err := c.TCPConn.Read(p)
-	if n > 0 || len(p) == 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
+	if n > 0 || len(p) == 0 || !errors.Is(err, os.ErrDeadlineExceeded) || began >= c.deadline.Load() {
 		return n, err
 	}
 	rc, rerr := c.SyscallConn()

@@ -3,13 +3,10 @@ package serve_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -312,67 +309,6 @@ func TestWaitOK(t *testing.T) {
 				if !strings.Contains(err.Error(), h) {
 					t.Errorf("error %q, want %q in it", err, h)
 				}
-			}
-		})
-	}
-}
-
-// TestResumeSafe: a read whose deadline passed while a request waited in
-// the socket (a worker stopped and continued: the deadline and the bytes
-// reach it at once) returns the request; with nothing waiting the
-// deadline still cuts the read off. The plain listener's row shows what
-// ResumeSafe mends: net/http closes such a connection unread, and the
-// client gets a reset.
-func TestResumeSafe(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		wrap      bool
-		sent      string // after the "x" the server reads first
-		wantRead  string
-		wantError bool
-	}{
-		{"a request waiting past the deadline is read", true, "POST /mcp", "POST /mcp", false},
-		{"nothing waiting: the deadline holds", true, "", "", true},
-		{"the plain listener times out with the request waiting", false, "POST /mcp", "", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			if tc.wrap {
-				ln = serve.ResumeSafe(ln)
-			}
-			client, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer client.Close()
-			conn, err := ln.Accept()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			// One write, one loopback segment: once the server has read
-			// the "x", the rest waits in its socket.
-			if _, err := client.Write([]byte("x" + tc.sent)); err != nil {
-				t.Fatal(err)
-			}
-			one := make([]byte, 1)
-			if _, err := io.ReadFull(conn, one); err != nil {
-				t.Fatal(err)
-			}
-			if err := conn.SetReadDeadline(time.Unix(1, 0)); err != nil {
-				t.Fatal(err)
-			}
-			buf := make([]byte, 64)
-			n, err := conn.Read(buf)
-			if got := string(buf[:n]); got != tc.wantRead || (err != nil) != tc.wantError {
-				t.Fatalf("Read after the deadline = %q, %v; want %q, error %v", got, err, tc.wantRead, tc.wantError)
-			}
-			if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
-				t.Fatalf("error %v, want a deadline error", err)
 			}
 		})
 	}
