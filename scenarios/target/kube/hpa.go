@@ -62,7 +62,7 @@ func NewHPA(ctx context.Context, cfg HPAConfig) (target.Target, error) {
 		return nil, fmt.Errorf("target hpa: hpa %s/%s scales %s %q, not Deployment %q", cfg.Namespace, cfg.HPA, ref.Kind, ref.Name, cfg.Deployment)
 	}
 	p := hpaParamsOf(h, cfg.SyncPeriod, cfg.DownscaleStabilization, "the HPA's")
-	return &hpaTarget{kube: cfg.kube(), hpa: cfg.HPA, contracts: hpaContracts(p)}, nil
+	return &hpaTarget{kube: newKube(cfg.Run, cfg.Admin, cfg.Viewer, cfg.Namespace, cfg.Deployment, cfg.Now), hpa: cfg.HPA, contracts: hpaContracts(p)}, nil
 }
 
 func (cfg HPAConfig) check() error {
@@ -82,14 +82,6 @@ func (cfg HPAConfig) check() error {
 		return fmt.Errorf("target hpa: %w", err)
 	}
 	return nil
-}
-
-func (cfg HPAConfig) kube() kube {
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	return kube{run: cfg.Run, admin: cfg.Admin, viewer: cfg.Viewer, ns: cfg.Namespace, deployment: cfg.Deployment, now: now}
 }
 
 func hpaParamsOf(h *autoscalingv2.HorizontalPodAutoscaler, sync, downDefault time.Duration, where string) hpaParams {

@@ -193,12 +193,8 @@ func NewKEDA(ctx context.Context, cfg KEDAConfig) (target.Target, error) {
 	if hpa == "" {
 		hpa = s.hpaName(cfg.ScaledObject)
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
 	return &kedaTarget{
-		kube:   kube{run: cfg.Run, admin: cfg.Admin, viewer: cfg.Viewer, ns: cfg.Namespace, deployment: cfg.Deployment, now: now},
+		kube:   newKube(cfg.Run, cfg.Admin, cfg.Viewer, cfg.Namespace, cfg.Deployment, cfg.Now),
 		runDyn: cfg.RunDyn, adminDyn: cfg.AdminDyn, viewerDyn: cfg.ViewerDyn,
 		so: cfg.ScaledObject, hpa: hpa, contracts: kedaContracts(s, cfg),
 	}, nil

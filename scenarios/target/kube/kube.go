@@ -53,6 +53,15 @@ type kube struct {
 	now                func() time.Time
 }
 
+// newKube is the kube of Deployment ns/deployment read by run and changed
+// by admin and viewer; now stamps readings (nil: time.Now).
+func newKube(run, admin, viewer kubernetes.Interface, ns, deployment string, now func() time.Time) kube {
+	if now == nil {
+		now = time.Now
+	}
+	return kube{run: run, admin: admin, viewer: viewer, ns: ns, deployment: deployment, now: now}
+}
+
 func (k kube) client(role target.Role) (kubernetes.Interface, error) {
 	return target.ByRole(role, k.admin, k.viewer)
 }
