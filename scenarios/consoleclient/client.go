@@ -106,9 +106,7 @@ func zonePath(g, z string) string {
 // GetZone reads a zone as key sees it. It returns the HTTP status; err is
 // only for transport or decoding failures.
 func (c *Client) GetZone(ctx context.Context, key, g, z string) (Zone, int, error) {
-	var out Zone
-	st, err := c.do(ctx, http.MethodGet, zonePath(g, z)+"/workers", key, nil, &out)
-	return out, st, err
+	return doJSON[Zone](ctx, c, http.MethodGet, zonePath(g, z)+"/workers", key, nil)
 }
 
 // PutZone sets max and/or count.
@@ -119,9 +117,7 @@ func (c *Client) PutZone(ctx context.Context, key, g, z string, u Update) (int, 
 // PutZoneView sets max and/or count and returns the zone as the PUT's
 // answer shows it (decoded only on 2xx).
 func (c *Client) PutZoneView(ctx context.Context, key, g, z string, u Update) (Zone, int, error) {
-	var out Zone
-	st, err := c.do(ctx, http.MethodPut, zonePath(g, z)+"/workers", key, u, &out)
-	return out, st, err
+	return doJSON[Zone](ctx, c, http.MethodPut, zonePath(g, z)+"/workers", key, u)
 }
 
 // AutoscaleConfig is GET /api/v1/config/autoscale: the step policy's
@@ -131,16 +127,12 @@ type AutoscaleConfig = api.AutoscaleConfig
 
 // GetAutoscaleConfig reads the console's autoscaling settings.
 func (c *Client) GetAutoscaleConfig(ctx context.Context, key string) (AutoscaleConfig, int, error) {
-	var out AutoscaleConfig
-	st, err := c.do(ctx, http.MethodGet, "/api/v1/config/autoscale", key, nil, &out)
-	return out, st, err
+	return doJSON[AutoscaleConfig](ctx, c, http.MethodGet, "/api/v1/config/autoscale", key, nil)
 }
 
 // GetAutorebalance reads the scheduler's configuration.
 func (c *Client) GetAutorebalance(ctx context.Context, key string) (Autorebalance, int, error) {
-	var out Autorebalance
-	st, err := c.do(ctx, http.MethodGet, "/api/v1/config/autorebalance", key, nil, &out)
-	return out, st, err
+	return doJSON[Autorebalance](ctx, c, http.MethodGet, "/api/v1/config/autorebalance", key, nil)
 }
 
 // Rebalance triggers one decision now.
@@ -200,6 +192,14 @@ func (c *Client) Send(ctx context.Context, method, path, key string, body json.R
 // Readyz returns the status of GET /readyz.
 func (c *Client) Readyz(ctx context.Context) (int, error) {
 	return c.do(ctx, http.MethodGet, "/readyz", "", nil, nil)
+}
+
+// doJSON sends method path as c.do does and returns the answer decoded as a
+// T (decoded only on a 2xx status).
+func doJSON[T any](ctx context.Context, c *Client, method, path, key string, in any) (T, int, error) {
+	var out T
+	st, err := c.do(ctx, method, path, key, in, &out)
+	return out, st, err
 }
 
 func (c *Client) do(ctx context.Context, method, path, key string, in, out any) (int, error) {

@@ -29,14 +29,10 @@ type (
 
 // GetPolicy reads a zone's policy.
 func (c *Client) GetPolicy(ctx context.Context, key, g, z string) (PolicyView, int, error) {
-	var out PolicyView
-	st, err := c.do(ctx, http.MethodGet, zonePath(g, z)+"/policy", key, nil, &out)
-	return out, st, err
+	return doJSON[PolicyView](ctx, c, http.MethodGet, zonePath(g, z)+"/policy", key, nil)
 }
 
 // PutPolicy sets a zone's policy and returns it as the console resolved it.
 func (c *Client) PutPolicy(ctx context.Context, key, g, z string, p Policy) (PolicyView, int, error) {
-	var out PolicyView
-	st, err := c.do(ctx, http.MethodPut, zonePath(g, z)+"/policy", key, p, &out)
-	return out, st, err
+	return doJSON[PolicyView](ctx, c, http.MethodPut, zonePath(g, z)+"/policy", key, p)
 }
