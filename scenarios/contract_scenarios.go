@@ -104,12 +104,7 @@ func (s *Scope) plannedOutage(from, to time.Time) {
 func (s *Scope) inPlannedOutage(t time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, o := range s.outages {
-		if !t.Before(o[0]) && !t.After(o[1]) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(s.outages, func(o [2]time.Time) bool { return !t.Before(o[0]) && !t.After(o[1]) })
 }
 
 // zoneAt creates the scenario's zone with max (CreateZone) and forces its

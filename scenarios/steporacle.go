@@ -40,6 +40,7 @@ package scenarios
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,12 +95,9 @@ func StepRoundLow(low *big.Rat, rd consoleclient.StepRound) bool {
 	if rd.Missing > 0 || len(rd.Workers) == 0 {
 		return false
 	}
-	for _, w := range rd.Workers {
-		if !w.Reachable || !w.Ready || w.Limit <= 0 || big.NewRat(int64(max(w.InFlight, 0)), int64(w.Limit)).Cmp(low) >= 0 {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(rd.Workers, func(w consoleclient.StepRoundWorker) bool {
+		return !w.Reachable || !w.Ready || w.Limit <= 0 || big.NewRat(int64(max(w.InFlight, 0)), int64(w.Limit)).Cmp(low) >= 0
+	})
 }
 
 // DecideStep recomputes one round's decision from its inputs, with streak
