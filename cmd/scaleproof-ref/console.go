@@ -93,12 +93,7 @@ Environment (used when the matching flag is not given; seconds may be fractional
   ` + envDownCooldown + `     --down-cooldown in seconds
   ` + envTargetRPS + `        --target-rps`,
 		Args: noArgs("console"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.resolve(cmd); err != nil {
-				return err
-			}
-			return runConsole(cmd.Context(), o)
-		},
+		RunE: checkedRun(&o, o.resolve, runConsole),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")

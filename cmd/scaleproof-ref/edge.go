@@ -56,12 +56,7 @@ Also GET /readyz (200 once the first discovery succeeded, 503 while draining),
 ` + edge.MetricInflightRequests + `{group,zone,quantile}: the signal of hpa zones, as the querier's in-flight
 summary is in Grafana's post on autoscaling Loki queries with KEDA).`,
 		Args: noArgs("edge"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.resolve(); err != nil {
-				return err
-			}
-			return runEdge(cmd.Context(), o)
-		},
+		RunE: checkedRun(&o, func(*cobra.Command) error { return o.resolve() }, runEdge),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")

@@ -11,6 +11,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -90,6 +91,17 @@ func wantNonNegative(flag string, d time.Duration) error {
 		return fmt.Errorf("%s %s: want >= 0", flag, d)
 	}
 	return nil
+}
+
+// checkedRun is a subcommand's RunE: check resolves the flags in o (its
+// error ends the command), then run serves with them.
+func checkedRun[F any](o *F, check func(*cobra.Command) error, run func(context.Context, F) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, _ []string) error {
+		if err := check(cmd); err != nil {
+			return err
+		}
+		return run(cmd.Context(), *o)
+	}
 }
 
 // noArgs is the Args check of a subcommand that takes none: extra

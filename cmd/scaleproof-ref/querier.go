@@ -45,12 +45,7 @@ Its own port (--listen) serves GET /readyz (200 while connected to the scheduler
 503 before and while draining), /livez and /metrics (` + querier.MetricWorkers + `,
 ` + querier.MetricBusy + `, ` + querier.MetricCallsTotal + `, ` + querier.MetricConnected + `).`,
 		Args: noArgs("querier"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
-			return runQuerier(cmd.Context(), o)
-		},
+		RunE: checkedRun(&o, func(*cobra.Command) error { return o.check() }, runQuerier),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address of /readyz, /livez and /metrics (port 0 picks a free port; announced on stdout)")

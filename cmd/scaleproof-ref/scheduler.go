@@ -47,12 +47,7 @@ with it too, the caller gets 503 with a JSON-RPC error naming both.
 On SIGTERM /readyz turns 503, new calls get 503 (Retry-After: 1), the queued and
 running calls are answered for up to --drain, then the querier sessions end.`,
 		Args: noArgs("scheduler"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.check(); err != nil {
-				return err
-			}
-			return runScheduler(cmd.Context(), o)
-		},
+		RunE: checkedRun(&o, func(*cobra.Command) error { return o.check() }, runScheduler),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")

@@ -59,12 +59,7 @@ SIGUSR1 turns /readyz to 503 while /mcp keeps serving; SIGUSR2 turns it back.
 Environment (used when --max-inflight is not given):
   ` + worker.EnvMaxInflight + `  the in-flight limit`,
 		Args: noArgs("worker"),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.resolve(cmd); err != nil {
-				return err
-			}
-			return runWorker(cmd.Context(), o)
-		},
+		RunE: checkedRun(&o, o.resolve, runWorker),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", "127.0.0.1:0", "listen address (port 0 picks a free port; the bound address is announced on stdout)")
