@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +99,7 @@ var settings = map[string]setting{
 
 // SettingKeys lists the keys Set takes, sorted.
 func SettingKeys() []string {
-	return sortedKeys(settings)
+	return slices.Sorted(maps.Keys(settings))
 }
 
 // SettingHelp is one line per key.

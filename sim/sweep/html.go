@@ -232,7 +232,7 @@ func (r *Result) WriteHTML(w io.Writer) error {
 	}
 	var set []string
 	st := r.Base.Settings()
-	for _, k := range sortedKeys(st) {
+	for _, k := range slices.Sorted(maps.Keys(st)) {
 		set = append(set, k+"="+st[k])
 	}
 	return page.Execute(w, map[string]any{
@@ -240,10 +240,4 @@ func (r *Result) WriteHTML(w io.Writer) error {
 		"Profile": r.Base.Profile.Name, "Policy": r.Base.Policy, "Seed": r.Base.Seed,
 		"Groups": groups, "Head": head, "Rows": rows, "Settings": strings.Join(set, ", "),
 	})
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := slices.Collect(maps.Keys(m))
-	slices.Sort(ks)
-	return ks
 }
