@@ -302,6 +302,19 @@ func (f *Fake) denied(w http.ResponseWriter, perm, resource string) bool {
 	return true
 }
 
+// lookup is m[full] if the caller holds perm and it exists; else it answers
+// 403 (denied) or 404 NOT_FOUND with notFound, and ok is false.
+func lookup[V any](f *Fake, w http.ResponseWriter, perm string, m map[string]*V, full, notFound string) (v *V, ok bool) {
+	if f.denied(w, perm, full) {
+		return nil, false
+	}
+	if v = m[full]; v == nil {
+		googleError(w, 404, "NOT_FOUND", notFound, "")
+		return nil, false
+	}
+	return v, true
+}
+
 func (f *Fake) newGKEOp(parent, target string, t containerpb.Operation_Type, finish func()) *containerpb.Operation {
 	f.nextID++
 	o := &containerpb.Operation{Name: fmt.Sprintf("operation-%d", f.nextID), OperationType: t, Status: containerpb.Operation_RUNNING, TargetLink: target}
@@ -394,22 +407,12 @@ func (f *Fake) clustersAPI(w http.ResponseWriter, r *http.Request, parent string
 		writeProto(w, &containerpb.ListClustersResponse{Clusters: under(f.clusters, parent+"/clusters/")})
 	case len(rest) == 1 && r.Method == http.MethodGet:
 		full := parent + "/clusters/" + rest[0]
-		if f.denied(w, "container.clusters.get", full) {
-			return
+		if c, ok := lookup(f, w, "container.clusters.get", f.clusters, full, "Not found: "+full+"."); ok {
+			writeProto(w, c)
 		}
-		c := f.clusters[full]
-		if c == nil {
-			googleError(w, 404, "NOT_FOUND", "Not found: "+full+".", "")
-			return
-		}
-		writeProto(w, c)
 	case len(rest) == 1 && r.Method == http.MethodDelete:
 		full := parent + "/clusters/" + rest[0]
-		if f.denied(w, "container.clusters.delete", full) {
-			return
-		}
-		if f.clusters[full] == nil {
-			googleError(w, 404, "NOT_FOUND", "Not found: "+full+".", "")
+		if _, ok := lookup(f, w, "container.clusters.delete", f.clusters, full, "Not found: "+full+"."); !ok {
 			return
 		}
 		if f.BusyDeletes > 0 {
@@ -465,21 +468,12 @@ func (f *Fake) reposAPI(w http.ResponseWriter, r *http.Request, parent string, r
 		writeProto(w, &artifactregistrypb.ListRepositoriesResponse{Repositories: under(f.repos, parent+"/repositories/")})
 	case len(rest) == 1 && r.Method == http.MethodGet:
 		full := parent + "/repositories/" + rest[0]
-		if f.denied(w, "artifactregistry.repositories.get", full) {
-			return
+		if repo, ok := lookup(f, w, "artifactregistry.repositories.get", f.repos, full, "Requested entity was not found."); ok {
+			writeProto(w, repo)
 		}
-		if f.repos[full] == nil {
-			googleError(w, 404, "NOT_FOUND", "Requested entity was not found.", "")
-			return
-		}
-		writeProto(w, f.repos[full])
 	case len(rest) == 1 && r.Method == http.MethodDelete:
 		full := parent + "/repositories/" + rest[0]
-		if f.denied(w, "artifactregistry.repositories.delete", full) {
-			return
-		}
-		if f.repos[full] == nil {
-			googleError(w, 404, "NOT_FOUND", "Requested entity was not found.", "")
+		if _, ok := lookup(f, w, "artifactregistry.repositories.delete", f.repos, full, "Requested entity was not found."); !ok {
 			return
 		}
 		writeProto(w, f.newLRO(parent, func() proto.Message { delete(f.repos, full); return &emptypb.Empty{} }))
