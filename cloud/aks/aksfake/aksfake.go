@@ -139,9 +139,7 @@ func (s *Server) Host() string { return strings.TrimPrefix(s.URL, "https://") }
 // FailPut makes every PUT of typ answer status with ARM error code and
 // message (a quota refusal: 400 QuotaExceeded).
 func (s *Server) FailPut(typ string, status int, code, message string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.putFail[typ] = armError{Status: status, Code: code, Message: message}
+	s.FailPutTimes(typ, 0, status, code, message) // times 0: never counted down
 }
 
 // FailPutTimes is FailPut for the next n PUTs of typ only (a new kubelet
