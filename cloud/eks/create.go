@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -209,11 +208,7 @@ func (p *Provider) defaultSubnets(ctx context.Context, op string) ([]string, err
 		return nil, &cloud.Error{Op: op, Kind: "other", Msg: fmt.Sprintf(
 			"the default VPC %s of region %s has default subnets in %d Availability Zones; EKS needs two", vpc, p.o.Region, len(byZone))}
 	}
-	zones := make([]string, 0, len(byZone))
-	for z := range byZone {
-		zones = append(zones, z)
-	}
-	sort.Strings(zones)
+	zones := slices.Sorted(maps.Keys(byZone))
 	ids := make([]string, len(zones))
 	for i, z := range zones {
 		ids[i] = byZone[z]
