@@ -2,8 +2,9 @@ package kind
 
 import (
 	"fmt"
+	"maps"
 	"net"
-	"sort"
+	"slices"
 
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	"sigs.k8s.io/yaml"
@@ -43,12 +44,7 @@ func ClusterConfig(o ClusterConfigOptions) *v1alpha4.Cluster {
 		KubeadmConfigPatches: []string{"kind: KubeletConfiguration\nfailCgroupV1: false\n"},
 	}
 	node := v1alpha4.Node{Role: v1alpha4.ControlPlaneRole, Image: o.Image}
-	ports := make([]int, 0, len(o.HostPorts))
-	for p := range o.HostPorts {
-		ports = append(ports, p)
-	}
-	sort.Ints(ports)
-	for _, p := range ports {
+	for _, p := range slices.Sorted(maps.Keys(o.HostPorts)) {
 		node.ExtraPortMappings = append(node.ExtraPortMappings, v1alpha4.PortMapping{
 			ContainerPort: int32(p), HostPort: int32(o.HostPorts[p]), ListenAddress: "127.0.0.1", Protocol: v1alpha4.PortMappingProtocolTCP,
 		})
