@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -115,11 +117,7 @@ func layer(files []File) ([]byte, error) {
 			return nil, fmt.Errorf("file /%s is also a folder", p)
 		}
 	}
-	var ds []string
-	for d := range dirs {
-		ds = append(ds, d)
-	}
-	sort.Strings(ds)
+	ds := slices.Sorted(maps.Keys(dirs))
 	sort.Slice(fs, func(i, j int) bool { return fs[i].Path < fs[j].Path })
 	var b bytes.Buffer
 	tw := tar.NewWriter(&b)
