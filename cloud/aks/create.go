@@ -28,10 +28,7 @@ import (
 func (p *Provider) Create(ctx context.Context, name string, labels map[string]string) (cloud.Cluster, error) {
 	c := cloud.Cluster{Name: name}
 	rg, err := p.ensureResourceGroup(ctx, labels)
-	if rg != nil {
-		c.Created = append(c.Created, *rg)
-	}
-	if err != nil {
+	if c.Created, err = made(c.Created, rg, err); err != nil {
 		return c, err
 	}
 
@@ -52,17 +49,11 @@ func (p *Provider) Create(ctx context.Context, name string, labels map[string]st
 		return c, err
 	}
 	admin, err := p.grantClusterAdmin(ctx, c)
-	if admin != nil {
-		c.Created = append(c.Created, *admin)
-	}
-	if err != nil {
+	if c.Created, err = made(c.Created, admin, err); err != nil {
 		return c, err
 	}
 	ra, err := p.grantPull(ctx)
-	if ra != nil {
-		c.Created = append(c.Created, *ra)
-	}
-	if err != nil {
+	if c.Created, err = made(c.Created, ra, err); err != nil {
 		return c, err
 	}
 	p.progress("cluster %s is running at %s", name, c.Server)
@@ -85,10 +76,16 @@ func (p *Provider) Adopt(ctx context.Context, name string) (cloud.Cluster, error
 		return c, err
 	}
 	ra, err := p.grantPull(ctx)
-	if ra != nil {
-		c.Created = append(c.Created, *ra)
-	}
+	c.Created, err = made(c.Created, ra, err)
 	return c, err
+}
+
+// made is created with r appended when a step made one, and the step's err.
+func made(created []cloud.Resource, r *cloud.Resource, err error) ([]cloud.Resource, error) {
+	if r != nil {
+		created = append(created, *r)
+	}
+	return created, err
 }
 
 // managedCluster is the cluster Create asks for.

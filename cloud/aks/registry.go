@@ -60,10 +60,7 @@ func (p *Provider) EnsureRegistry(ctx context.Context, labels map[string]string)
 	}
 	name := RegistryName(p.o.RunID)
 	rg, err := p.ensureResourceGroup(ctx, labels)
-	if rg != nil {
-		reg.Created = append(reg.Created, *rg)
-	}
-	if err != nil {
+	if reg.Created, err = made(reg.Created, rg, err); err != nil {
 		return reg, err
 	}
 
@@ -116,9 +113,7 @@ func (p *Provider) EnsureRegistry(ctx context.Context, labels map[string]string)
 	}
 	p.mu.Unlock()
 	ra, err := p.grantPull(ctx)
-	if ra != nil {
-		reg.Created = append(reg.Created, *ra)
-	}
+	reg.Created, err = made(reg.Created, ra, err)
 	return reg, err
 }
 
