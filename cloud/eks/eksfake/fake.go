@@ -17,6 +17,7 @@ package eksfake
 import (
 	"encoding/base64"
 	"fmt"
+	"iter"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -279,21 +280,16 @@ func (s *Server) Resources() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []string
-	for n := range s.clusters {
-		out = append(out, "cluster "+n)
+	add := func(kind string, names iter.Seq[string]) {
+		for n := range names {
+			out = append(out, kind+" "+n)
+		}
 	}
-	for n := range s.nodegroups {
-		out = append(out, "node group "+n)
-	}
-	for n := range s.roles {
-		out = append(out, "role "+n)
-	}
-	for n := range s.repos {
-		out = append(out, "repository "+n)
-	}
-	for n := range s.profiles {
-		out = append(out, "instance profile "+n)
-	}
+	add("cluster", maps.Keys(s.clusters))
+	add("node group", maps.Keys(s.nodegroups))
+	add("role", maps.Keys(s.roles))
+	add("repository", maps.Keys(s.repos))
+	add("instance profile", maps.Keys(s.profiles))
 	slices.Sort(out)
 	return out
 }
