@@ -244,6 +244,17 @@ func finishY(c *chart, top float64, events []reports.ScaleEvent, xmax float64) e
 	return nil
 }
 
+// finish is finishY, then addSeries of ss: p, or the first error.
+func finish(p *chart, top float64, events []reports.ScaleEvent, xmax float64, ss ...series) (*chart, error) {
+	if err := finishY(p, top, events, xmax); err != nil {
+		return nil, err
+	}
+	if err := addSeries(p, ss...); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 func countChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 	p := newPlot("count and ready vs max", "workers", xmax)
 	var count, ready, mx plotter.XYs
@@ -350,14 +361,8 @@ func inflightChart(v reports.ScenarioView, xmax float64, maxInflight int) (*char
 			top = math.Max(top, l)
 		}
 	}
-	if err := finishY(p, top, v.Events, xmax); err != nil {
-		return nil, err
-	}
-	if err := addSeries(p, series{"limit", holdToEnd(limit, float64(v.Seconds[len(v.Seconds)-1].T+1)), colRed, 1.2, true, plotter.PostStep},
-		series{"in flight", inflight, colBlue, 2, false, plotter.NoStep}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return finish(p, top, v.Events, xmax, series{"limit", holdToEnd(limit, float64(v.Seconds[len(v.Seconds)-1].T+1)), colRed, 1.2, true, plotter.PostStep},
+		series{"in flight", inflight, colBlue, 2, false, plotter.NoStep})
 }
 
 func callsChart(v reports.ScenarioView, xmax float64) (*chart, error) {
@@ -374,17 +379,11 @@ func callsChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 		anyOther = anyOther || s.Calls.Others() > 0
 		top = math.Max(top, float64(max(s.Calls.OK, s.Calls.TooMany, s.Calls.Server5xx, s.Calls.Others())))
 	}
-	if err := finishY(p, top, v.Events, xmax); err != nil {
-		return nil, err
-	}
 	if !anyOther {
 		other = nil
 	}
-	if err := addSeries(p, series{"ok", ok, colGreen, 1.6, false, plotter.NoStep}, series{"429", tooMany, colOrange, 1.6, false, plotter.NoStep},
-		series{"5xx", s5xx, colRed, 1.6, false, plotter.NoStep}, series{"other errors", other, colGray, 1.6, false, plotter.NoStep}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return finish(p, top, v.Events, xmax, series{"ok", ok, colGreen, 1.6, false, plotter.NoStep}, series{"429", tooMany, colOrange, 1.6, false, plotter.NoStep},
+		series{"5xx", s5xx, colRed, 1.6, false, plotter.NoStep}, series{"other errors", other, colGray, 1.6, false, plotter.NoStep})
 }
 
 func latencyChart(v reports.ScenarioView, xmax float64) (*chart, error) {
@@ -401,12 +400,6 @@ func latencyChart(v reports.ScenarioView, xmax float64) (*chart, error) {
 		p99 = append(p99, plotter.XY{X: x, Y: s.P99ms})
 		top = math.Max(top, math.Max(s.P99ms, s.P95ms))
 	}
-	if err := finishY(p, top, v.Events, xmax); err != nil {
-		return nil, err
-	}
-	if err := addSeries(p, series{"p50", p50, colBlue, 1.6, false, plotter.NoStep}, series{"p95", p95, colPurple, 1.6, false, plotter.NoStep},
-		series{"p99", p99, colRed, 1.6, false, plotter.NoStep}); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return finish(p, top, v.Events, xmax, series{"p50", p50, colBlue, 1.6, false, plotter.NoStep}, series{"p95", p95, colPurple, 1.6, false, plotter.NoStep},
+		series{"p99", p99, colRed, 1.6, false, plotter.NoStep})
 }
