@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,11 +77,7 @@ func ScenarioCharts(v reports.ScenarioView, maxInflight int) ([]Chart, error) {
 	if len(v.Seconds) == 0 {
 		return out, nil
 	}
-	hasInflight := false
-	for _, s := range v.Seconds {
-		hasInflight = hasInflight || s.InFlight > 0
-	}
-	if hasInflight { // files written before in_flight existed have none
+	if slices.ContainsFunc(v.Seconds, func(s reports.Second) bool { return s.InFlight > 0 }) { // files written before in_flight existed have none
 		p, err := inflightChart(v, xmax, maxInflight)
 		if err := add("inflight", "Calls in flight vs limit",
 			"Calls started and not yet answered at the end of each second; the limit is max_inflight × ready workers.", p, err); err != nil {
