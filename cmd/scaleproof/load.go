@@ -9,13 +9,11 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -682,25 +680,14 @@ func (r *loadRun) stopRun() { r.stopOnce.Do(func() { close(r.stop) }) }
 // flight get the graceful stop) and closes interrupted, a second cancels
 // ctx (they are interrupted now).
 func (r *loadRun) trap(ctx context.Context, cancel context.CancelCauseFunc, stderr io.Writer) (interrupted <-chan struct{}, untrap func()) {
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
-	intr := make(chan struct{})
-	go func() {
-		select {
-		case <-sigc:
-		case <-ctx.Done():
-			return
-		}
-		close(intr)
-		fmt.Fprintln(stderr, "\nscaleproof: interrupted; calls in flight get the graceful stop (Ctrl-C again to stop them now)")
+	return run.OnSignal(ctx, stderr, "\nscaleproof: interrupted; calls in flight get the graceful stop (Ctrl-C again to stop them now)", func(sigc <-chan os.Signal) {
 		r.stopRun()
 		select {
 		case <-sigc:
 			cancel(errors.New("interrupted twice"))
 		case <-ctx.Done():
 		}
-	}()
-	return intr, func() { signal.Stop(sigc) }
+	})
 }
 
 // start runs the load, in this process or over its shards; done is closed

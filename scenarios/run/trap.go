@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +18,24 @@ import (
 // releases the signals and ends the watcher; call it when done.
 func Trap(parent context.Context, grace time.Duration, lastWords string) (ctx context.Context, stop func(), interrupted <-chan struct{}) {
 	ctx, cancel := context.WithCancel(parent)
+	intr, release := OnSignal(ctx, os.Stderr, "\nscaleproof: interrupted; tearing down (Ctrl-C again to exit now)", func(sigc <-chan os.Signal) {
+		cancel()
+		select {
+		case <-sigc:
+			if lastWords != "" {
+				fmt.Fprintln(os.Stderr, lastWords)
+			}
+			os.Exit(ExitInterrupted)
+		case <-time.After(grace):
+		}
+	})
+	return ctx, func() { release(); cancel() }, intr
+}
+
+// OnSignal watches SIGINT and SIGTERM until ctx is done: the first one
+// closes interrupted, prints note to w and calls then with the channel
+// further signals arrive on. release stops the delivery of the signals.
+func OnSignal(ctx context.Context, w io.Writer, note string, then func(sigc <-chan os.Signal)) (interrupted <-chan struct{}, release func()) {
 	sigc := make(chan os.Signal, 2)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	intr := make(chan struct{})
@@ -27,18 +46,10 @@ func Trap(parent context.Context, grace time.Duration, lastWords string) (ctx co
 			return
 		}
 		close(intr)
-		fmt.Fprintln(os.Stderr, "\nscaleproof: interrupted; tearing down (Ctrl-C again to exit now)")
-		cancel()
-		select {
-		case <-sigc:
-			if lastWords != "" {
-				fmt.Fprintln(os.Stderr, lastWords)
-			}
-			os.Exit(ExitInterrupted)
-		case <-time.After(grace):
-		}
+		fmt.Fprintln(w, note)
+		then(sigc)
 	}()
-	return ctx, func() { signal.Stop(sigc); cancel() }, intr
+	return intr, func() { signal.Stop(sigc) }
 }
 
 // Interrupted reports whether the channel of Trap is closed.
