@@ -347,7 +347,10 @@ func TestCreateFailures(t *testing.T) {
 				t.Fatalf("the fake holds %d resources, Created lists %d", got, len(tc.created))
 			}
 			f.Reset()
-			down(t, p, c.Created)
+			// The teardown gets the default timeout: only the step under
+			// test has the short one, so a loaded machine cannot fail it.
+			pd, _ := newProvider(t, f, nil)
+			down(t, pd, c.Created)
 			if left := f.Resources(""); len(left) != 0 {
 				t.Fatalf("after Down: %v, want nothing", left)
 			}
@@ -357,9 +360,11 @@ func TestCreateFailures(t *testing.T) {
 
 func TestDeleteThatNeverFinishesNamesTheOperation(t *testing.T) {
 	f := newFake(t)
+	// The create gets the default timeout, the delete under test the short one.
+	pc, _ := newProvider(t, f, nil)
 	p, _ := newProvider(t, f, func(o *cloud.Options) { o.OperationTimeout = 30 * time.Millisecond })
 	name := cloud.ClusterName(runID)
-	c, err := p.Create(context.Background(), name, labels())
+	c, err := pc.Create(context.Background(), name, labels())
 	if err != nil {
 		t.Fatal(err)
 	}
