@@ -163,7 +163,9 @@ func TestCreateFailures(t *testing.T) {
 			wantMsg: []string{"create cluster " + name, "operation operation-"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			var opts cloud.Options
 			f, p := setup(t, func(o *cloud.Options) {
+				defer func() { opts = *o }()
 				if tc.timeout > 0 {
 					o.OperationTimeout = tc.timeout
 				}
@@ -195,6 +197,15 @@ func TestCreateFailures(t *testing.T) {
 			// Down deletes what exists: the cluster (its node pool with it)
 			f.Set(func(f *gkefake.Fake) { f.NeverFinish = false; f.BusyDeletes = 2 }) // still creating: GKE refuses the delete a while
 			if tc.wantCreated > 0 {
+				// Only the create under test has the short timeout: the
+				// delete's wait gets the default, so a loaded machine
+				// cannot fail it.
+				opts.OperationTimeout = 10 * time.Second
+				p, err := New(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
 				if err := p.Delete(context.Background(), c.Created[0]); err != nil {
 					t.Fatalf("delete after a failed create: %v", err)
 				}
