@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler/api"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/target"
 )
@@ -75,7 +75,7 @@ func HPAFor(p Profile) HPASettings {
 		ReadEmptyAsZero:   true,
 	}
 	h.Query = fmt.Sprintf(`sum(max_over_time(%s{group="$group",zone="$zone",quantile="0.75"}[%s]))`,
-		InflightMetric, promDuration(h.Window))
+		InflightMetric, api.PromDuration(h.Window))
 	return h
 }
 
@@ -104,15 +104,6 @@ func ExpandQuery(q, group, zone string) string {
 	q = strings.ReplaceAll(q, "$group", group)
 	q = strings.ReplaceAll(q, "$zone", zone)
 	return strings.ReplaceAll(q, "%s", group)
-}
-
-// promDuration renders d in PromQL's duration syntax (whole milliseconds).
-func promDuration(d time.Duration) string {
-	ms := max(d.Milliseconds(), 1)
-	if ms%1000 == 0 {
-		return strconv.FormatInt(ms/1000, 10) + "s"
-	}
-	return strconv.FormatInt(ms, 10) + "ms"
 }
 
 // applyPolicy gives the scenario's new zone the run's policy: nothing for

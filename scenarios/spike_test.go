@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scaleproof/scaleproof/autoscaler/api"
 	"github.com/scaleproof/scaleproof/scenarios/consoleclient"
 	"github.com/scaleproof/scaleproof/scenarios/observe"
 )
@@ -55,7 +56,7 @@ func TestHPAFor(t *testing.T) {
 	if got := ExpandQuery(`x{ns="%s",g="$group",z="$zone"}`, "g1", "a"); got != `x{ns="g1",g="g1",z="a"}` {
 		t.Errorf("expand: %s", got)
 	}
-	if got := promDuration(1500 * time.Millisecond); got != "1500ms" {
+	if got := api.PromDuration(1500 * time.Millisecond); got != "1500ms" {
 		t.Errorf("promDuration: %s", got)
 	}
 }

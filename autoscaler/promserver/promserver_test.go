@@ -20,14 +20,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func TestPromDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{time.Second: "1s", 1500 * time.Millisecond: "1500ms", 2 * time.Minute: "120s", 0: "1ms"} {
-		if got := PromDuration(d); got != want {
-			t.Errorf("%s: %s, want %s", d, got, want)
-		}
-	}
-}
-
 func TestConfigYAML(t *testing.T) {
 	got := configYAML(Config{ScrapeInterval: 500 * time.Millisecond, EvalInterval: 15 * time.Second, Job: "scaleproof",
 		StaticTargets: []string{"127.0.0.1:1", "127.0.0.1:2"}, RuleFiles: []string{"/r/alerts.yaml"}}, "/d/targets.json")

@@ -49,7 +49,7 @@ var rules = []rule{
 	{pkg: "autoscaler/worker", where: "autoscaler/worker/doc.go", only: []string{"autoscaler/serve"}},
 	{pkg: "autoscaler/scheduler", where: "autoscaler/scheduler/doc.go", only: []string{"autoscaler/serve"}},
 	{pkg: "autoscaler/querier", where: "autoscaler/querier/doc.go", only: []string{"autoscaler/serve", "autoscaler/scheduler", "autoscaler/worker"}},
-	{pkg: "autoscaler/promserver", where: "autoscaler/promserver/promserver.go", only: []string{"autoscaler/serve"}},
+	{pkg: "autoscaler/promserver", where: "autoscaler/promserver/promserver.go", only: []string{"autoscaler/serve", "autoscaler/api"}},
 	{pkg: "autoscaler/serve", where: "autoscaler/serve/serve.go", only: []string{}},
 	{pkg: "autoscaler/fleet", where: "autoscaler/fleet/fleet.go", only: []string{}},
 	{pkg: "autoscaler/faults", where: "autoscaler/faults/faults.go", only: []string{}},

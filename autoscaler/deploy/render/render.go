@@ -18,8 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/scaleproof/scaleproof/autoscaler/api"
 	deploykube "github.com/scaleproof/scaleproof/autoscaler/deploy/kube"
-	"github.com/scaleproof/scaleproof/autoscaler/promserver"
 )
 
 // Profiles are the overlays that exist, by the harness's profile names.
@@ -199,7 +199,7 @@ func scrapeIntervals(objs []*unstructured.Unstructured, s PrometheusScrape) erro
 			if n := len(re.FindAllStringIndex(y, -1)); n != 1 {
 				return fmt.Errorf("render: prometheus.yml has %d lines %q, want 1", n, "  "+key+": …")
 			}
-			y = re.ReplaceAllLiteralString(y, "  "+key+": "+promserver.PromDuration(d))
+			y = re.ReplaceAllLiteralString(y, "  "+key+": "+api.PromDuration(d))
 			return nil
 		}
 		timeout := min(4*time.Second, s.ScrapeInterval)
