@@ -199,6 +199,15 @@ type Fact struct {
 // not applicable never failed).
 func (f Fact) Failed() bool { return !f.Passed && f.NotApplicable == "" }
 
+// PassFail is "PASS" when ok and "FAIL" otherwise: a pass/fail outcome as
+// the reports and the terminal write it.
+func PassFail(ok bool) string {
+	if ok {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
 // Result is the fact's outcome as the reports show it: "PASS", "FAIL" or
 // "n/a".
 func (f Fact) Result() string {

@@ -211,7 +211,7 @@ func runSelftest(cmd *cobra.Command, o *selftestOpts) error {
 	} else {
 		fmt.Fprintln(out)
 		writeSelftestTable(out, rep)
-		fmt.Fprintf(out, "\nselftest: %s in %.0f s; artifacts in %s\n", passWord(rep.Passed), rep.TookS, dir)
+		fmt.Fprintf(out, "\nselftest: %s in %.0f s; artifacts in %s\n", reports.PassFail(rep.Passed), rep.TookS, dir)
 	}
 	if code != exitOK {
 		return withCode(code, errors.New("selftest: "+rep.Reason))
@@ -311,7 +311,7 @@ func sayDone(r *suiteRun, say func(string, ...any)) {
 	switch {
 	case r.faults == nil: // baseline, baseline-hpa
 		b := judgeBaseline(r)
-		say("  %s: %s (%.0f s)", r.name, passWord(b.Passed), r.took.Seconds())
+		say("  %s: %s (%.0f s)", r.name, reports.PassFail(b.Passed), r.took.Seconds())
 	case row.Caught:
 		say("  %-22s caught by %s: %s (%.0f s)", r.name, row.Scenario, row.Fact, r.took.Seconds())
 	default:
@@ -367,13 +367,6 @@ func writeSelftestFiles(dir string, rep SelftestReport) {
 		writeSelftestMarkdown(mf, rep)
 		mf.Close()
 	}
-}
-
-func passWord(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
 }
 
 // runSuite brings up a local platform with r's faults, runs r's scenarios,
@@ -541,7 +534,7 @@ func writeSelftestTable(w io.Writer, rep SelftestReport) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Fault, r.Rule, sc, f)
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "\nclean baseline (%s): %s", strings.Join(rep.Baseline.Scenarios, ", "), passWord(rep.Baseline.Passed))
+	fmt.Fprintf(w, "\nclean baseline (%s): %s", strings.Join(rep.Baseline.Scenarios, ", "), reports.PassFail(rep.Baseline.Passed))
 	if len(rep.Baseline.Failed) > 0 {
 		fmt.Fprintf(w, ": %s", strings.Join(rep.Baseline.Failed, "; "))
 	}
@@ -553,7 +546,7 @@ func writeSelftestTable(w io.Writer, rep SelftestReport) {
 
 func writeSelftestMarkdown(w io.Writer, rep SelftestReport) {
 	md := func(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
-	fmt.Fprintf(w, "# scaleproof selftest: %s\n\nProfile %s, %s at once, %.0f s.\n\n", passWord(rep.Passed), rep.Profile, plural(rep.Parallel, "platform"), rep.TookS)
+	fmt.Fprintf(w, "# scaleproof selftest: %s\n\nProfile %s, %s at once, %.0f s.\n\n", reports.PassFail(rep.Passed), rep.Profile, plural(rep.Parallel, "platform"), rep.TookS)
 	fmt.Fprintln(w, "| Fault | Rule it breaks | Scenario | Fact that caught it |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- |")
 	for _, r := range rep.Faults {
@@ -563,7 +556,7 @@ func writeSelftestMarkdown(w io.Writer, rep SelftestReport) {
 		}
 		fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", r.Fault, md(r.Rule), sc, md(f))
 	}
-	fmt.Fprintf(w, "\nClean baseline (%s): **%s**\n", strings.Join(rep.Baseline.Scenarios, ", "), passWord(rep.Baseline.Passed))
+	fmt.Fprintf(w, "\nClean baseline (%s): **%s**\n", strings.Join(rep.Baseline.Scenarios, ", "), reports.PassFail(rep.Baseline.Passed))
 	for _, f := range rep.Baseline.Failed {
 		fmt.Fprintf(w, "- %s\n", md(f))
 	}

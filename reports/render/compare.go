@@ -152,7 +152,7 @@ func Compare(base, cand *reports.Results, tol Tolerances) (*Comparison, error) {
 		seen[b.Scenario] = true
 		c := cv[b.Scenario]
 		if c == nil {
-			ch := Change{Scenario: b.Scenario, Metric: "verdict", Baseline: passFail(b.Passed), Candidate: "not run", Verdict: VerdictInfo}
+			ch := Change{Scenario: b.Scenario, Metric: "verdict", Baseline: reports.PassFail(b.Passed), Candidate: "not run", Verdict: VerdictInfo}
 			if tol.PassedMustPass && b.Passed {
 				ch.Verdict, ch.Rule = VerdictRegressed, "a scenario that passed must still pass"
 			}
@@ -164,7 +164,7 @@ func Compare(base, cand *reports.Results, tol Tolerances) (*Comparison, error) {
 	for i := range cand.Verdicts {
 		c := &cand.Verdicts[i]
 		if !seen[c.Scenario] {
-			cmp.add(Change{Scenario: c.Scenario, Metric: "verdict", Baseline: "not run", Candidate: passFail(c.Passed), Verdict: VerdictInfo, Rule: "new scenario"})
+			cmp.add(Change{Scenario: c.Scenario, Metric: "verdict", Baseline: "not run", Candidate: reports.PassFail(c.Passed), Verdict: VerdictInfo, Rule: "new scenario"})
 		}
 	}
 	return cmp, nil
@@ -181,7 +181,7 @@ func (cmp *Comparison) scenario(b, c *reports.Verdict) {
 	tol := cmp.Tolerances
 	name := b.Scenario
 	// Verdict.
-	ch := Change{Scenario: name, Metric: "verdict", Baseline: passFail(b.Passed), Candidate: passFail(c.Passed), Verdict: VerdictOK}
+	ch := Change{Scenario: name, Metric: "verdict", Baseline: reports.PassFail(b.Passed), Candidate: reports.PassFail(c.Passed), Verdict: VerdictOK}
 	switch {
 	case b.Passed && !c.Passed:
 		ch.Verdict = VerdictInfo

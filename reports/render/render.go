@@ -119,13 +119,6 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-func passFail(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "FAIL"
-}
-
 // sortedSettings renders a run's settings as "k=v" in name order.
 func sortedSettings(m map[string]string) []string {
 	out := make([]string, 0, len(m))
