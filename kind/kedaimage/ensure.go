@@ -84,13 +84,7 @@ func (r Result) Archives() []string {
 }
 
 // DefaultCacheDir is ~/.cache/scaleproof/kedaimage (or under $XDG_CACHE_HOME).
-func DefaultCacheDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
-	}
-	return filepath.Join(d, "scaleproof", "kedaimage")
-}
+func DefaultCacheDir() string { return filepath.Join(buildstep.CacheRoot(), "kedaimage") }
 
 // StepError is a failed step: its name, how long it ran, its log file.
 type StepError = buildstep.Error
@@ -107,9 +101,7 @@ type builder struct {
 }
 
 func (o *Options) defaults() {
-	if o.CacheDir == "" {
-		o.CacheDir = DefaultCacheDir()
-	}
+	o.CacheDir = o.CacheDirOrDefault()
 	if o.Version == "" {
 		o.Version = Version
 	}

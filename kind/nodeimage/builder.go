@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/scaleproof/scaleproof/kind/internal/buildstep"
 )
 
 // Options configure a Builder. Zero values take the defaults.
@@ -45,13 +47,7 @@ type Builder struct {
 }
 
 // DefaultCacheDir is ~/.cache/scaleproof (or $XDG_CACHE_HOME/scaleproof).
-func DefaultCacheDir() string {
-	d, err := os.UserCacheDir()
-	if err != nil {
-		d = os.TempDir()
-	}
-	return filepath.Join(d, "scaleproof")
-}
+func DefaultCacheDir() string { return buildstep.CacheRoot() }
 
 // New makes a Builder; it asks the go on PATH for its version (part of the
 // inputs: another toolchain makes other binaries).

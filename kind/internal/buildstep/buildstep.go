@@ -16,6 +16,17 @@ import (
 	"time"
 )
 
+// CacheRoot is ~/.cache/scaleproof (or $XDG_CACHE_HOME/scaleproof; the
+// system temp dir stands for the user cache dir when there is none): the
+// directory the image builds keep their caches under.
+func CacheRoot() string {
+	d, err := os.UserCacheDir()
+	if err != nil {
+		d = os.TempDir()
+	}
+	return filepath.Join(d, "scaleproof")
+}
+
 // Error is a failed step: its name, how long it ran, and the log file that
 // holds the output of the tools it ran.
 type Error struct {
