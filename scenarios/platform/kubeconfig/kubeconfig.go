@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"time"
@@ -174,19 +173,11 @@ func New(cfg Config) (*Platform, error) {
 		errs = append(errs, errors.New("no group"))
 	}
 	if cfg.NodeHost != "" && cfg.Target == nil {
-		ip := net.ParseIP(cfg.NodeHost)
-		if ip == nil || !ip.IsLoopback() {
-			errs = append(errs, fmt.Errorf("node host %q: want a loopback address (127.0.0.0/8): load goes to loopback only", cfg.NodeHost))
-		}
 		ports := map[string]int{"console": cfg.ConsoleHostPort, "edge": cfg.EdgeHostPort}
 		if cfg.Prometheus {
 			ports["prometheus"] = cfg.PrometheusHostPort
 		}
-		for n, p := range ports {
-			if p <= 0 || p > 65535 {
-				errs = append(errs, fmt.Errorf("%s host port %d: want 1..65535 with a node host", n, p))
-			}
-		}
+		errs = append(errs, checkNodeHost(cfg.NodeHost, ports)...)
 	}
 	if cfg.Target == nil {
 		if _, err := render.Render(cfg.renderParams()); err != nil {

@@ -76,17 +76,26 @@ func checkTarget(c Config) []error {
 		}
 	}
 	if c.NodeHost != "" {
-		if ip := net.ParseIP(c.NodeHost); ip == nil || !ip.IsLoopback() {
-			errs = append(errs, fmt.Errorf("node host %q: want a loopback address (127.0.0.0/8): load goes to loopback only", c.NodeHost))
-		}
 		ports := map[string]int{"target": c.TargetHostPort}
 		if t.Kind == render.KindKEDA {
 			ports["prometheus"] = c.PrometheusHostPort
 		}
-		for n, p := range ports {
-			if p <= 0 || p > 65535 {
-				errs = append(errs, fmt.Errorf("%s host port %d: want 1..65535 with a node host", n, p))
-			}
+		errs = append(errs, checkNodeHost(c.NodeHost, ports)...)
+	}
+	return errs
+}
+
+// checkNodeHost checks a node host and the host ports mapped on it (by
+// name): the host must be a loopback address, as load goes to loopback
+// only, and each port in 1..65535.
+func checkNodeHost(host string, ports map[string]int) []error {
+	var errs []error
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		errs = append(errs, fmt.Errorf("node host %q: want a loopback address (127.0.0.0/8): load goes to loopback only", host))
+	}
+	for n, p := range ports {
+		if p <= 0 || p > 65535 {
+			errs = append(errs, fmt.Errorf("%s host port %d: want 1..65535 with a node host", n, p))
 		}
 	}
 	return errs
