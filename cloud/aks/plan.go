@@ -64,22 +64,6 @@ func Calls() []cloud.Call {
 	return out
 }
 
-// Actions is the Azure RBAC actions (and the ACR push data action) the
-// calls need, in order, without repeats: a custom role of these, plus
-// "Azure Kubernetes Service RBAC Cluster Admin" on the cluster for the
-// deploy, is enough for a run.
-func Actions() []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range calls {
-		if c.action != "" && !seen[c.action] {
-			seen[c.action] = true
-			out = append(out, c.action)
-		}
-	}
-	return out
-}
-
 // Plan is what Create and EnsureRegistry would make for o, and the calls,
 // changing nothing (it calls nothing either, so the resource group is
 // listed with "if missing").
