@@ -303,9 +303,15 @@ func TestCreateNeverFinishes(t *testing.T) {
 	fake := eksfake.New()
 	defer fake.Close()
 	fake.SetStuck(true)
+	// The create's timeout bounds the CreateCluster call and the first
+	// DescribeCluster too (each poll's check runs under it), which must
+	// answer for the error to be the one asserted: 2 s, so a loaded machine
+	// cannot fail them. The delete under test gets 100 ms: its expiry is
+	// all it checks.
+	pc := newProvider(t, fake, func(o *cloud.Options) { o.OperationTimeout = 2 * time.Second })
 	p := newProvider(t, fake, func(o *cloud.Options) { o.OperationTimeout = 100 * time.Millisecond })
 	name := cloud.ClusterName("20261202-0310")
-	c, err := p.Create(context.Background(), name, labels())
+	c, err := pc.Create(context.Background(), name, labels())
 	var ce *cloud.Error
 	if !errors.As(err, &ce) || ce.Kind != "timeout" || ce.Op != "create cluster "+name || !strings.Contains(ce.Msg, "CREATING") {
 		t.Fatalf("Create: %v, want a timeout naming create cluster %s and its state", err, name)
