@@ -354,7 +354,8 @@ const DefaultTargetTimeout = 30 * time.Second
 // Prometheus is really collecting what the caller needs: a Prometheus with
 // no healthy target answers every query with no series, which a policy that
 // reads an empty result as zero would take as no load. The error lists the
-// targets Prometheus does have.
+// targets Prometheus does have (as the last poll the wait's end did not cut
+// short saw them, when there was one).
 func WaitTargetUp(ctx context.Context, baseURL, addr string, timeout time.Duration) error {
 	return WaitTargetUpFunc(ctx, baseURL, addr, func(host string) bool { return host == addr }, timeout)
 }
@@ -376,7 +377,10 @@ func WaitTargetUpFunc(ctx context.Context, baseURL, what string, match func(host
 	for {
 		up, seen, err := targetUp(ctx, hc, strings.TrimRight(baseURL, "/"), match)
 		if err != nil {
-			last = err.Error()
+			// A poll the wait's own end cut short keeps the answer before it.
+			if last == "no answer" || ctx.Err() == nil {
+				last = err.Error()
+			}
 		} else if up {
 			return nil
 		} else {

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,16 +143,22 @@ func TestStartStop(t *testing.T) {
 // TestWaitTargetUp: only a target that scrapes the address with health "up"
 // counts; otherwise the error says what Prometheus has instead.
 func TestWaitTargetUp(t *testing.T) {
+	// The wait that must succeed gets 10 s; the ones that must time out
+	// still need an answer before they do (the error quotes it), so they
+	// get 2 s, not less: a loaded machine cannot cut that first answer off.
+	// The rows run in parallel, so the test waits those 2 s once.
 	tests := []struct {
 		name, targets, want string
+		timeout             time.Duration
 	}{
-		{"up", `[{"scrapeUrl":"http://127.0.0.1:7/metrics","health":"up"}]`, ""},
-		{"none", `[]`, "active targets: none"},
-		{"down", `[{"scrapeUrl":"http://127.0.0.1:7/metrics","health":"down","lastError":"connection refused"}]`, "127.0.0.1:7 down: connection refused"},
-		{"other", `[{"scrapeUrl":"http://127.0.0.1:8/metrics","health":"up"}]`, "127.0.0.1:8 up"},
+		{"up", `[{"scrapeUrl":"http://127.0.0.1:7/metrics","health":"up"}]`, "", 10 * time.Second},
+		{"none", `[]`, "active targets: none", 2 * time.Second},
+		{"down", `[{"scrapeUrl":"http://127.0.0.1:7/metrics","health":"down","lastError":"connection refused"}]`, "127.0.0.1:7 down: connection refused", 2 * time.Second},
+		{"other", `[{"scrapeUrl":"http://127.0.0.1:8/metrics","health":"up"}]`, "127.0.0.1:8 up", 2 * time.Second},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path != "/api/v1/targets" {
 					http.NotFound(w, r)
@@ -160,7 +167,7 @@ func TestWaitTargetUp(t *testing.T) {
 				fmt.Fprintf(w, `{"status":"success","data":{"activeTargets":%s}}`, tc.targets)
 			}))
 			defer srv.Close()
-			err := WaitTargetUp(context.Background(), srv.URL, "127.0.0.1:7", 700*time.Millisecond)
+			err := WaitTargetUp(context.Background(), srv.URL, "127.0.0.1:7", tc.timeout)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -171,6 +178,25 @@ func TestWaitTargetUp(t *testing.T) {
 				t.Fatalf("%v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestWaitTargetUpCutPoll: a poll the wait's own end cuts short does not
+// replace the answer before it in the error (a loaded machine can leave a
+// poll in flight at the deadline).
+func TestWaitTargetUpCutPoll(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 1 {
+			<-r.Context().Done() // every poll after the first hangs until the wait ends
+			return
+		}
+		fmt.Fprint(w, `{"status":"success","data":{"activeTargets":[]}}`)
+	}))
+	defer srv.Close()
+	err := WaitTargetUp(context.Background(), srv.URL, "127.0.0.1:7", 2*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "(active targets: none)") {
+		t.Fatalf("%v, want the first poll's answer, active targets: none", err)
 	}
 }
 
