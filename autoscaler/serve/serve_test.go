@@ -274,11 +274,15 @@ func TestWaitOK(t *testing.T) {
 		errHas  []string // "" when the wait must succeed
 	}{
 		{"200 after two 503", []int{503, 503, 200}, 10 * time.Second, nil, nil},
-		{"503 until the bound", []int{503}, 300 * time.Millisecond, nil, []string{"waited 300ms", "tries, last HTTP 503"}},
-		{"the last try cut short keeps the answer before it", []int{503, 0}, 500 * time.Millisecond, nil, []string{"tries, last HTTP 503"}},
+		// The two bounds that must pass still need a first 503 within
+		// them (the error quotes it): 1.5 s, so a loaded machine cannot
+		// cut that answer off. The rows run in parallel.
+		{"503 until the bound", []int{503}, 1500 * time.Millisecond, nil, []string{"waited 1.5s", "tries, last HTTP 503"}},
+		{"the last try cut short keeps the answer before it", []int{503, 0}, 1500 * time.Millisecond, nil, []string{"tries, last HTTP 503"}},
 		{"the process exited", []int{503}, 10 * time.Second, exited, []string{"the process exited (1 tries, last HTTP 503)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			release := make(chan struct{})
 			var n atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
