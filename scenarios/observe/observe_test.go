@@ -174,14 +174,18 @@ func TestReadyzTimeoutsCountedApart(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
+	// The 503 must arrive within the client's timeout: 10 s, so a loaded
+	// machine cannot turn it into a timeout; only the slow row, whose
+	// expiry is what it checks, gets 50 ms.
 	for _, c := range []struct {
 		slow     bool
 		timedOut bool
 		kind     string
-	}{{false, false, "HTTP 503"}, {true, true, "timed out"}} {
+		timeout  time.Duration
+	}{{false, false, "HTTP 503", 10 * time.Second}, {true, true, "timed out", 50 * time.Millisecond}} {
 		slow.Store(c.slow)
 		got := make(chan ReadyzFailure, 1)
-		r := &Readyz{Client: consoleclient.New(srv.URL, 50*time.Millisecond), Interval: time.Hour,
+		r := &Readyz{Client: consoleclient.New(srv.URL, c.timeout), Interval: time.Hour,
 			OnFail: func(f ReadyzFailure) {
 				select {
 				case got <- f:
