@@ -95,23 +95,28 @@ func TestHTTPScraper(t *testing.T) {
 
 	addr := func(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := controller.NewHTTPScraper(100 * time.Millisecond)
+	// Only the hanging endpoint's row checks the timeout's expiry; every
+	// other row needs its scrape to answer (or be refused), so it gets 10 s
+	// and a loaded machine cannot turn an answer into a timeout.
+	answers := controller.NewHTTPScraper(10 * time.Second)
+	short := controller.NewHTTPScraper(100 * time.Millisecond)
 	for _, tc := range []struct {
 		name          string
 		ep            fleet.Endpoint
 		reachable     bool
 		ready         bool
 		inFlight, lim int
+		s             *controller.HTTPScraper
 	}{
-		{"ready", fleet.Endpoint{ID: "w1", Addr: addr(ok), Ready: true, Created: created}, true, true, 7, 32},
-		{"listed not ready", fleet.Endpoint{ID: "w2", Addr: addr(ok), Ready: false}, true, false, 7, 32},
-		{"gauge not ready", fleet.Endpoint{ID: "w3", Addr: addr(notReady), Ready: true}, true, false, 7, 32},
-		{"HTTP 500", fleet.Endpoint{ID: "w4", Addr: addr(broken), Ready: true}, false, false, 0, 0},
-		{"timeout", fleet.Endpoint{ID: "w5", Addr: addr(hang), Ready: true}, false, false, 0, 0},
-		{"refused", fleet.Endpoint{ID: "w6", Addr: "127.0.0.1:1", Ready: true}, false, false, 0, 0},
+		{"ready", fleet.Endpoint{ID: "w1", Addr: addr(ok), Ready: true, Created: created}, true, true, 7, 32, answers},
+		{"listed not ready", fleet.Endpoint{ID: "w2", Addr: addr(ok), Ready: false}, true, false, 7, 32, answers},
+		{"gauge not ready", fleet.Endpoint{ID: "w3", Addr: addr(notReady), Ready: true}, true, false, 7, 32, answers},
+		{"HTTP 500", fleet.Endpoint{ID: "w4", Addr: addr(broken), Ready: true}, false, false, 0, 0, answers},
+		{"timeout", fleet.Endpoint{ID: "w5", Addr: addr(hang), Ready: true}, false, false, 0, 0, short},
+		{"refused", fleet.Endpoint{ID: "w6", Addr: "127.0.0.1:1", Ready: true}, false, false, 0, 0, answers},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := s.Scrape(context.Background(), tc.ep)
+			w, err := tc.s.Scrape(context.Background(), tc.ep)
 			if (err == nil) != tc.reachable || w.Reachable != tc.reachable {
 				t.Fatalf("reachable = %v, err = %v; want %v", w.Reachable, err, tc.reachable)
 			}
