@@ -51,18 +51,23 @@ func TestReachPrometheus(t *testing.T) {
 		health    string
 		lastError string
 		want      string // an error containing it; "" : success
+		// timeout bounds the wait for a healthy target: 10 s where it must
+		// succeed, 2 s where it must time out after an answer it quotes (a
+		// loaded machine can delay that answer past 600 ms), 600 ms where
+		// the expiry is all the row checks.
+		timeout time.Duration
 	}{
-		{name: "off", on: false},
-		{name: "edge up", on: true, health: "up"},
-		{name: "edge down", on: true, health: "down", lastError: "connection refused", want: "does not scrape the edge"},
-		{name: "unknown yet", on: true, health: "unknown", want: "no healthy target"},
+		{name: "off", on: false, timeout: 600 * time.Millisecond},
+		{name: "edge up", on: true, health: "up", timeout: 10 * time.Second},
+		{name: "edge down", on: true, health: "down", lastError: "connection refused", want: "does not scrape the edge", timeout: 2 * time.Second},
+		{name: "unknown yet", on: true, health: "unknown", want: "no healthy target", timeout: 600 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			port := fakePrometheus(t, tc.health, tc.lastError)
 			cfg := Config{Kubeconfig: kubeconfigFor(t), Namespace: testNS, Profile: "quick", Image: testImg, Group: "g",
 				NodeHost: "127.0.0.1", ConsoleHostPort: 1, EdgeHostPort: 2,
 				Prometheus: tc.on, PrometheusImage: promImg, PrometheusHostPort: port, ScrapeInterval: time.Second, EvalInterval: time.Second,
-				PrometheusTimeout: 600 * time.Millisecond}
+				PrometheusTimeout: tc.timeout}
 			p, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)

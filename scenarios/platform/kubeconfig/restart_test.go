@@ -41,9 +41,13 @@ func TestRestartConsole(t *testing.T) {
 		name         string
 		replaceReady bool
 		want         string // "" for success, else in the error
+		// rollout bounds the restart: 10 s where it must succeed (its
+		// /readyz answer must come within it, which a loaded machine can
+		// delay past 1 s), 1 s where its expiry is what the row checks.
+		rollout time.Duration
 	}{
-		{"the replacement gets ready", true, ""},
-		{"the replacement never gets ready", false, "new pods ready: none"},
+		{"the replacement gets ready", true, "", 10 * time.Second},
+		{"the replacement never gets ready", false, "new pods ready: none", time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			readyz := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +71,7 @@ func TestRestartConsole(t *testing.T) {
 				}
 				return true, nil, kc.Tracker().Add(consolePod(name+"-new", c.replaceReady))
 			})
-			p := &Platform{cfg: Config{Name: "kind", Namespace: "ns", NodeHost: "127.0.0.1", RolloutTimeout: time.Second},
+			p := &Platform{cfg: Config{Name: "kind", Namespace: "ns", NodeHost: "127.0.0.1", RolloutTimeout: c.rollout},
 				log: slog.New(slog.NewTextHandler(io.Discard, nil)), kc: kc}
 			p.endpoints.ConsoleURL = readyz.URL
 			err := p.Restart(context.Background(), platform.PartConsole)
