@@ -206,7 +206,10 @@ func TestSlowTargetIsBounded(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	hc := &http.Client{Timeout: 300 * time.Millisecond}
+	// The client's timeout must cut the body, so the headers must arrive
+	// within it: 2 s, not less, so a loaded machine cannot cut the request
+	// before them.
+	hc := &http.Client{Timeout: 2 * time.Second}
 	res := MCPToolCall(hc, srv.URL, "work", nil, nil)(context.Background(), 1, 0)
 	if res.Class != ClassBadResponse || !strings.Contains(res.Err, "truncated") {
 		t.Errorf("client timeout mid-body: %+v, want bad_response (truncated)", res)
