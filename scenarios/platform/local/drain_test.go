@@ -103,7 +103,7 @@ func (r *rig) watchScaleIn(zone string, eps []fleet.Endpoint, preStop time.Durat
 	every := time.NewTicker(20 * time.Millisecond) // the sampling rate of the victim's counters
 	defer every.Stop()
 	for time.Since(removed) < 30*time.Second {
-		m, err := r.workerMetrics(rep.victim.Addr)
+		m, err := r.workerMetrics(rep.victim.Addr, 10*time.Second) // an error ends the watch: only a closed listener may
 		if err != nil {
 			break
 		}

@@ -28,13 +28,13 @@ func TestFaultActions(t *testing.T) {
 	if err := f.Freeze(ctx, group, zone, ws[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.workerMetrics(ws[0].Addr); err == nil {
+	if _, err := r.workerMetrics(ws[0].Addr, time.Second); err == nil {
 		t.Errorf("a frozen worker's /metrics answered")
 	}
 	if err := f.Thaw(ctx, group, zone, ws[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.workerMetrics(ws[0].Addr); err != nil {
+	if _, err := r.workerMetrics(ws[0].Addr, 10*time.Second); err != nil {
 		t.Errorf("a thawed worker's /metrics: %v", err)
 	}
 	if err := f.Thaw(ctx, group, zone, ws[0].ID); err == nil {

@@ -200,9 +200,11 @@ func describe(z fleet.Zone) string {
 	return b.String()
 }
 
-// workerMetrics scrapes one worker's /metrics.
-func (r *rig) workerMetrics(addr string) (controller.WorkerMetrics, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+// workerMetrics scrapes one worker's /metrics, bounded by timeout: 1 s
+// where a frozen worker must time out or a retry follows, 10 s where the
+// answer must come (a loaded machine can delay it past 1 s).
+func (r *rig) workerMetrics(addr string, timeout time.Duration) (controller.WorkerMetrics, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	resp, err := r.hc.Do(req)
@@ -224,7 +226,7 @@ func (r *rig) waitServing(eps []fleet.Endpoint, timeout time.Duration) {
 		var parts []string
 		all := true
 		for _, ep := range eps {
-			m, err := r.workerMetrics(ep.Addr)
+			m, err := r.workerMetrics(ep.Addr, time.Second)
 			parts = append(parts, fmt.Sprintf("%s: %d in flight %v", ep.ID, m.InFlight, err))
 			if err != nil || m.InFlight == 0 {
 				all = false
