@@ -12,3 +12,24 @@ func TestPassFail(t *testing.T) {
 		}
 	}
 }
+
+func TestVerdictStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    Verdict
+		want string
+	}{
+		{"passed", Verdict{Passed: true}, "PASS"},
+		{"failed", Verdict{}, "FAIL"},
+		{"skipped", Verdict{Skipped: "not offered"}, "SKIP"},
+		{"stopped while skipped", Verdict{Interrupted: true, Skipped: "x"}, "STOP"},
+		{"stopped after passing", Verdict{Interrupted: true, Passed: true}, "STOP"},
+	} {
+		if got := tc.v.Status(); got != tc.want {
+			t.Errorf("%s: Status() = %q, want %q", tc.name, got, tc.want)
+		}
+		if got := (ScenarioView{Verdict: &tc.v}).Status(); got != tc.want {
+			t.Errorf("%s: ScenarioView.Status() = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -211,13 +211,10 @@ func PassFail(ok bool) string {
 // Result is the fact's outcome as the reports show it: "PASS", "FAIL" or
 // "n/a".
 func (f Fact) Result() string {
-	switch {
-	case f.NotApplicable != "":
+	if f.NotApplicable != "" {
 		return "n/a"
-	case f.Passed:
-		return "PASS"
 	}
-	return "FAIL"
+	return PassFail(f.Passed)
 }
 
 // FactsPass is a verdict's outcome from its facts: true when at least one
@@ -283,6 +280,20 @@ type Verdict struct {
 	// scenario's load sent; nil when the platform runs no canary (the
 	// default) or the scenario sent no load.
 	Canary *Canary `json:"canary,omitempty"`
+}
+
+// Status is the verdict's mark as the terminal's verdict lines write it:
+// "STOP" when the run was stopped (Ctrl-C, SIGTERM) while the scenario ran
+// (stopped, not judged), "SKIP" when it was not judged (Skipped says why),
+// else "PASS" or "FAIL".
+func (v Verdict) Status() string {
+	switch {
+	case v.Interrupted:
+		return "STOP"
+	case v.Skipped != "":
+		return "SKIP"
+	}
+	return PassFail(v.Passed)
 }
 
 // Canary is what the zone's canary worker did in one scenario: a worker of

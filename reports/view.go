@@ -27,21 +27,14 @@ type ScenarioView struct {
 	Timeline []TimelinePoint
 }
 
-// Status is "PASS", "FAIL", "STOP" when the run was stopped (Ctrl-C) while
-// the scenario ran, as the terminal's verdict lines say, or "NO VERDICT"
-// when the run ended before the scenario was judged.
+// Status is the verdict's mark (Verdict.Status: "PASS", "FAIL", "STOP",
+// "SKIP"), or "NO VERDICT" when the run ended before the scenario was
+// judged.
 func (v ScenarioView) Status() string {
-	switch {
-	case v.Verdict == nil:
+	if v.Verdict == nil {
 		return "NO VERDICT"
-	case v.Verdict.Interrupted: // as WriteVerdicts marks it: stopped, not judged
-		return "STOP"
-	case v.Verdict.Skipped != "":
-		return "SKIP"
-	case v.Verdict.Passed:
-		return "PASS"
 	}
-	return "FAIL"
+	return v.Verdict.Status()
 }
 
 // DurationS is the scenario's length in seconds: the verdict's, else the

@@ -201,16 +201,7 @@ func writeMarkdownTable(w io.Writer, header []string, rows [][]string) error {
 // and its warnings (a flagged imbalance, see Imbalance.Flagged).
 func WriteVerdicts(w io.Writer, vs []reports.Verdict) {
 	for _, v := range vs {
-		mark := "PASS"
-		switch {
-		case v.Interrupted:
-			mark = "STOP"
-		case v.Skipped != "":
-			mark = "SKIP"
-		case !v.Passed:
-			mark = "FAIL"
-		}
-		fmt.Fprintf(w, "%s  %-14s %5.0f s  ok %s, 429 %s, 5xx %s\n", mark, v.Scenario, v.DurationS,
+		fmt.Fprintf(w, "%s  %-14s %5.0f s  ok %s, 429 %s, 5xx %s\n", v.Status(), v.Scenario, v.DurationS,
 			FormatCount(v.Calls.OK), FormatCount(v.Calls.TooMany), FormatCount(v.Calls.Server5xx))
 		if v.Error != "" {
 			fmt.Fprintf(w, "      error: %s\n", v.Error)
