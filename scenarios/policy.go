@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/api"
@@ -99,11 +98,9 @@ func (h HPASettings) Spec(maxCount int) consoleclient.HPASpec {
 }
 
 // ExpandQuery replaces "$group", "$zone" and "%s" (the group) as the
-// reference console does.
+// reference console does (api.HPASpec.ExpandQuery).
 func ExpandQuery(q, group, zone string) string {
-	q = strings.ReplaceAll(q, "$group", group)
-	q = strings.ReplaceAll(q, "$zone", zone)
-	return strings.ReplaceAll(q, "%s", group)
+	return (&api.HPASpec{Query: q}).ExpandQuery(group, zone)
 }
 
 // applyPolicy gives the scenario's new zone the run's policy: nothing for
