@@ -373,12 +373,13 @@ func WaitTargetUpFunc(ctx context.Context, baseURL, what string, match func(host
 	hc := &http.Client{Timeout: 5 * time.Second}
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
-	last := "no answer"
+	const noAnswer = "no answer"
+	last := noAnswer
 	for {
 		up, seen, err := targetUp(ctx, hc, strings.TrimRight(baseURL, "/"), match)
 		if err != nil {
 			// A poll the wait's own end cut short keeps the answer before it.
-			if last == "no answer" || ctx.Err() == nil {
+			if last == noAnswer || ctx.Err() == nil {
 				last = err.Error()
 			}
 		} else if up {
