@@ -3,7 +3,6 @@ package gke
 import (
 	"context"
 	"fmt"
-	"time"
 
 	container "cloud.google.com/go/container/apiv1"
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -45,22 +44,19 @@ func (p *Provider) pollLRO(ctx context.Context, op string, done func() bool, pol
 // cloudErr(op, err) unless ctx has ended; the timeout is a *cloud.Error of
 // Kind "timeout" for op, its Msg timeoutMsg() (asked then); a cancel, ctx.Err().
 func (p *Provider) pollOp(ctx context.Context, op string, done func() bool, poll func(context.Context) error, timeoutMsg func() string) error {
-	ctx, cancel := context.WithTimeout(ctx, p.o.OperationTimeout)
-	defer cancel()
-	t := time.NewTicker(p.o.PollInterval)
-	defer t.Stop()
-	for !done() {
-		select {
-		case <-ctx.Done():
-			if ctx.Err() == context.DeadlineExceeded {
-				return &cloud.Error{Op: op, Kind: "timeout", Msg: timeoutMsg(), Err: ctx.Err()}
+	asked := false
+	return cloud.Poll(ctx, p.o.OperationTimeout, p.o.PollInterval, func(ctx context.Context) (bool, error) {
+		if asked {
+			if err := poll(ctx); err != nil && ctx.Err() == nil {
+				return false, cloudErr(op, err) // as it is if poll classified it
 			}
-			return ctx.Err()
-		case <-t.C:
 		}
-		if err := poll(ctx); err != nil && ctx.Err() == nil {
-			return cloudErr(op, err) // as it is if poll classified it
+		asked = true
+		return done(), nil
+	}, func(ctx context.Context) error {
+		if ctx.Err() == context.DeadlineExceeded {
+			return &cloud.Error{Op: op, Kind: "timeout", Msg: timeoutMsg(), Err: ctx.Err()}
 		}
-	}
-	return nil
+		return ctx.Err()
+	})
 }
