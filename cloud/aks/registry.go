@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
@@ -200,35 +199,29 @@ func (p *Provider) assignRole(ctx context.Context, scope, principal string, prin
 		props.PrincipalType = to(principalType)
 	}
 	params := armauthorization.RoleAssignmentCreateParameters{Properties: props}
-	ctx, cancel := context.WithTimeout(ctx, p.o.OperationTimeout)
-	defer cancel()
-	for {
+	var made *cloud.Resource
+	err := cloud.Poll(ctx, p.o.OperationTimeout, p.o.PollInterval, func(ctx context.Context) (bool, error) {
 		res, err := p.roles.Create(ctx, scope, name, params, nil)
 		if err == nil {
 			id := deref(res.ID)
 			if id == "" {
 				id = scope + "/providers/Microsoft.Authorization/roleAssignments/" + name
 			}
-			return &cloud.Resource{Kind: KindRoleAssignment, Name: name, ID: id}, nil
+			made = &cloud.Resource{Kind: KindRoleAssignment, Name: name, ID: id}
+			return true, nil
 		}
 		var re *azcore.ResponseError
 		if errors.As(err, &re) && re.ErrorCode == "RoleAssignmentExists" {
-			return nil, nil
+			return true, nil
 		}
 		if errors.As(err, &re) && re.ErrorCode == "PrincipalNotFound" {
-			t := time.NewTimer(p.o.PollInterval)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil, asError(op, ctx.Err())
-			case <-t.C:
-				continue
-			}
+			return false, nil
 		}
 		e := asError(op, err)
 		if ce, ok := e.(*cloud.Error); ok && ce.Kind == "permission" {
 			ce.Msg += fmt.Sprintf("; grant it by hand: az role assignment create --assignee-object-id %s --role %q --scope %s", principal, role, scope)
 		}
-		return nil, e
-	}
+		return false, e
+	}, func(ctx context.Context) error { return asError(op, ctx.Err()) })
+	return made, err
 }

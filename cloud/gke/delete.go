@@ -3,7 +3,6 @@ package gke
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"cloud.google.com/go/artifactregistry/apiv1/artifactregistrypb"
 	"cloud.google.com/go/container/apiv1/containerpb"
@@ -30,28 +29,24 @@ func (p *Provider) Delete(ctx context.Context, r cloud.Resource) error {
 			return cm.DeleteNodePool(ctx, &containerpb.DeleteNodePoolRequest{Name: r.ID})
 		}
 		deadline := p.now().Add(p.o.OperationTimeout)
-		for {
+		return cloud.Poll(ctx, 0, p.o.PollInterval, func(ctx context.Context) (bool, error) {
 			o, err := call(ctx)
 			switch {
 			case err == nil:
 				fmtOut(p.o.Out, "GKE: deleting %s (operation %s)\n", r, o.GetName())
 				if err := p.waitOp(ctx, cm, op, o); err != nil && !isNotFound(err) {
-					return err
+					return true, err
 				}
-				return nil
+				return true, nil
 			case isNotFound(err):
-				return nil
+				return true, nil
 			case isBusy(err) && p.now().Before(deadline):
 				p.log.Info("busy; delete again", "resource", r.String(), "err", err)
-				select {
-				case <-ctx.Done():
-					return ctx.Err()
-				case <-time.After(p.o.PollInterval):
-				}
+				return false, nil
 			default:
-				return cloudErr(op, err)
+				return true, cloudErr(op, err)
 			}
-		}
+		}, func(ctx context.Context) error { return ctx.Err() })
 	case "repository":
 		dr, err := ar.DeleteRepository(ctx, &artifactregistrypb.DeleteRepositoryRequest{Name: r.ID})
 		if isNotFound(err) {
