@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/scaleproof/scaleproof/scenarios/platform"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestVersionCommands: both binaries answer `version` and --version with
@@ -69,6 +71,27 @@ func TestHelpTexts(t *testing.T) {
 	}
 	if f := newRecommendCmd().Flags().Lookup("workers"); f == nil || f.DefValue != "32" {
 		t.Errorf("recommend-bounds --workers default %v, want 32 (the reference worker's in-flight limit)", f)
+	}
+}
+
+// TestFlagValueNames: no flag's help shows a phrase as its value's name,
+// as pflag does with the first backquoted words of a usage (--ttl showed
+// "--ttl scaleproof cloud janitor" where "--ttl duration" was meant).
+func TestFlagValueNames(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if name, _ := pflag.UnquoteUsage(f); strings.Contains(name, " ") {
+				t.Errorf("%s --%s shows %q as its value's name", c.CommandPath(), f.Name, name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	for _, c := range []*cobra.Command{newRunCmd(), newSelftestCmd(), newUpCmd(), newReportCmd(), newCompareCmd(), newRecommendCmd(),
+		newKindCmd(), newSimCmd(), newLoadCmd(), newLoadShardCmd(), newCloudCmd()} {
+		walk(c)
 	}
 }
 

@@ -64,7 +64,8 @@ func addCloudFlags(f *pflag.FlagSet, o *cloudOpts, withRun bool) {
 	f.StringVar(&o.resourceGroup, "resource-group", "", "aks: the resource group")
 	if withRun {
 		f.StringVar(&o.cluster, "cluster", "", "gke, eks, aks: adopt this existing cluster instead of creating one (never deleted by the run)")
-		f.DurationVar(&o.ttl, "ttl", 0, "gke, eks, aks: required: how long what the run creates may live (e.g. 3h); every resource is labelled with its expiry and `scaleproof cloud janitor` deletes it after")
+		// No backquotes in a usage: pflag takes a quoted word for the value's name.
+		f.DurationVar(&o.ttl, "ttl", 0, "gke, eks, aks: required: how long what the run creates may live (e.g. 3h); every resource is labelled with its expiry and scaleproof cloud janitor deletes it after")
 		f.IntVar(&o.nodeMin, "node-min", 0, "gke, eks, aks: the node pool's minimum for the cloud's cluster autoscaler (default 1)")
 		f.IntVar(&o.nodeMax, "node-max", 0, "gke, eks, aks: the node pool's maximum for the cloud's cluster autoscaler (default 4)")
 		f.StringVar(&o.machineType, "machine-type", "", "gke, eks, aks: the node type (default the provider's small type: e2-standard-4 on gke)")
