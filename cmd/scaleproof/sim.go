@@ -126,7 +126,7 @@ func (o *simOpts) dir() (string, error) {
 
 func runSim(cmd *cobra.Command, o *simOpts) error {
 	modes := 0
-	for _, on := range []bool{len(o.sweeps) > 0, o.calibrate != "", o.designs, o.fleet > 0} {
+	for _, on := range []bool{len(o.sweeps) > 0, o.calibrate != "", o.designs, o.fleet != 0} {
 		if on {
 			modes++
 		}
@@ -146,7 +146,7 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 		return simSweep(cmd, o, cfg)
 	case o.designs:
 		return simDesigns(cmd, o)
-	case o.fleet > 0:
+	case o.fleet != 0: // a negative --fleet is refused by the fleet's own checks
 		return simFleet(cmd, o, cfg)
 	}
 	dir, err := o.dir()
