@@ -357,6 +357,16 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 			return nil, fmt.Errorf("--%s %v: want a duration >= 0, like 30s", d.flag, time.Duration(d.v))
 		}
 	}
+	// 0 is "unset" (the default) in a config file; given as a flag it would
+	// silently run the default instead.
+	for _, d := range []struct {
+		flag string
+		v    duration
+	}{{"duration", cfg.Duration}, {"time-unit", cfg.TimeUnit}} {
+		if d.v == 0 && fl != nil && fl.Changed(d.flag) {
+			return nil, fmt.Errorf("--%s 0s: want a duration > 0, like 30s", d.flag)
+		}
+	}
 	if cfg.VUs < 0 || (cfg.VUs == 0 && fl != nil && fl.Changed("vus")) {
 		return nil, fmt.Errorf("--vus %d: want 1 or more", cfg.VUs)
 	}
