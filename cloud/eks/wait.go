@@ -23,7 +23,7 @@ func (p *Provider) poll(ctx context.Context, op string, check func(ctx context.C
 		}
 		return done, err
 	}, func(ctx context.Context) error {
-		if parent := context.Cause(ctx); parent == context.Canceled {
+		if ctx.Err() == context.Canceled { // the caller's cancel, whatever its cause; else our timeout
 			return &cloud.Error{Op: op, Kind: "other", Msg: "cancelled while " + state, Err: ctx.Err()}
 		}
 		return &cloud.Error{Op: op, Kind: "timeout",
