@@ -211,6 +211,9 @@ func RenderToFile(path, format string, runs []*reports.Results, o render.Options
 func WriteFileAtomic(path string, data []byte) (err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
+		if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // the reason, not the temporary file's name the user never asked for
+		}
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer func() { // every failure after the create removes the temporary file

@@ -101,8 +101,11 @@ func TestTableMarkdown(t *testing.T) {
 // and leaves no temporary file.
 func TestWriteFileAtomicLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteFileAtomic(filepath.Join(dir, "no", "such", "f"), []byte("x")); err == nil {
+	missing := filepath.Join(dir, "no", "such", "f")
+	if err := WriteFileAtomic(missing, []byte("x")); err == nil {
 		t.Fatal("no error for a missing folder")
+	} else if want := "write " + missing + ": no such file or directory"; err.Error() != want {
+		t.Errorf("error %q, want %q (the path asked for, not the temporary file's)", err, want)
 	}
 	p := filepath.Join(dir, "f")
 	if err := WriteFileAtomic(p, []byte("x")); err != nil {
