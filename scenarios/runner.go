@@ -145,7 +145,7 @@ func Select(names []string) ([]Scenario, error) {
 	all := append(All(), Spike(), NearThreshold(), ScaleUpLimit())
 	all = append(all, Contract()...)
 	return selectNamed(all, func(s Scenario) string { return s.Name }, names, ContractSet, Contract(),
-		fmt.Sprintf(", or %s for all of %v", ContractSet, contractNames()))
+		fmt.Sprintf(", or %s for all of %s", ContractSet, strings.Join(contractNames(), ", ")))
 }
 
 // selectNamed returns the scenarios of all named by names, in the names'

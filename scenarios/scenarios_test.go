@@ -84,6 +84,8 @@ func TestSelect(t *testing.T) {
 	}
 	if _, err := Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "sustained") {
 		t.Errorf("unknown scenario error %v must list the names", err)
+	} else if strings.ContainsAny(err.Error(), "[]") {
+		t.Errorf("unknown scenario error %v lists a set as a Go slice", err)
 	}
 }
 
