@@ -298,7 +298,7 @@ The results file is written either way.`,
 	fs.StringVar(&f.Artifacts, "artifacts", "", "folder for results.jsonl (default $ARTIFACTS, else ./_artifacts/load-<time>)")
 	fs.StringVar(&f.Client, "client", "fast", "http:// targets: fast (one raw HTTP/1.1 keep-alive connection per VU, same classification) or net/http (Go's client; always for https)")
 	fs.BoolVar(&lf.asJSON, "json", false, "print the summary as JSON (the results file's load record) instead of text")
-	fs.BoolVar(&lf.quiet, "quiet", false, "no progress line")
+	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line")
 	addShardFlags(fs, &lf.so)
 	return c
 }

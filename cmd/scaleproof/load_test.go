@@ -210,7 +210,7 @@ thresholds:
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, code := execLoad(t, "--config", cfg, "--artifacts", dir, "--quiet")
+	out, code := execLoad(t, "--config", cfg, "--artifacts", dir, "-q") // -q, as run, sim and selftest take it
 	if code != 0 || !strings.Contains(out, "ramping-arrival-rate") || !strings.Contains(out, "✓ rate_errors<0.5") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
