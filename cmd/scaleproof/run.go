@@ -104,6 +104,8 @@ platform's fault actions, offered by local, and are skipped where it has none):
   restart-cooldown     a console restarted mid-cooldown still honours it
   restart-keeps-changes  the max alone, the count alone, the policy alone (hpa zones):
                        each reads back unchanged after a console restart
+  readiness-routing    a worker failing readiness while it answers: no new calls once
+                       the edge re-reads the listing; none before a worker is ready
   low-streak-reset     one busy round between idle ones: no step down until 3 new low rounds
   uneven-load          one worker busy (50-80 %), the mean under 50 %: no step up
 
@@ -166,10 +168,10 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
                     under the artifacts: they live in a private temporary
                     folder, 0700, removed at the teardown)
 
-Clouds (--platform gke; eks and aks as their providers join): Up refuses to
+Clouds (--platform gke, eks or aks): Up refuses to
 start without --ttl, creates a cluster named scaleproof-<run id> whose one node
 pool the cloud's cluster autoscaler grows (--node-min, --node-max), or adopts
---cluster; makes the run's image repository (Artifact Registry on gke) and
+--cluster; makes the run's image repository (Artifact Registry on gke, ECR on eks, ACR on aks) and
 pushes the scaleproof-ref image there; writes a kubeconfig with a token made
 in-process and refreshed before it expires (no auth plugin) into a private
 temporary folder (0700, never under the artifacts; removed at the teardown); then deploys with the cloud overlay and runs exactly as
@@ -217,7 +219,7 @@ func newRunCmdFor(o *runOpts) *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches), external (already running; see --console-url), or a cloud: gke (a GKE cluster made for the run, or --cluster; needs --ttl)")
+	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1), kind (a kind cluster made for the run), kubeconfig (deployed onto the cluster a kubeconfig reaches), external (already running; see --console-url), or a cloud: gke, eks or aks (a cluster made for the run, or --cluster; needs --ttl)")
 	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (see Profiles above)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five; with --target, the target scenarios by name, viewer-refused, sustained, max-lowered, spike, outage, or targets for all of them)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
