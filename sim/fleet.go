@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/scaleproof/scaleproof/autoscaler/controller"
@@ -63,9 +64,19 @@ type FleetReport struct {
 // RunFleet runs a fleet in virtual time through the controller's scheduler
 // passes.
 func RunFleet(ctx context.Context, fc FleetConfig) (*FleetReport, error) {
-	if fc.Zones < 1 || fc.Duration <= 0 || fc.Max < 1 || fc.PeakVUs < 0 || fc.Period <= 0 {
-		return nil, fmt.Errorf("sim: fleet: zones %d, duration %s, max %d, peak VUs %d, period %s: want >= 1, > 0, >= 1, >= 0, > 0",
-			fc.Zones, fc.Duration, fc.Max, fc.PeakVUs, fc.Period)
+	var bad []string // each value out of range, by name
+	for _, c := range []struct {
+		ok  bool
+		say string
+	}{{fc.Zones >= 1, fmt.Sprintf("zones %d: want >= 1", fc.Zones)}, {fc.Duration > 0, fmt.Sprintf("duration %s: want > 0", fc.Duration)},
+		{fc.Max >= 1, fmt.Sprintf("max %d: want >= 1", fc.Max)}, {fc.PeakVUs >= 0, fmt.Sprintf("peak VUs %d: want >= 0", fc.PeakVUs)},
+		{fc.Period > 0, fmt.Sprintf("period %s: want > 0", fc.Period)}} {
+		if !c.ok {
+			bad = append(bad, c.say)
+		}
+	}
+	if len(bad) > 0 {
+		return nil, errors.New("sim: fleet: " + strings.Join(bad, "; "))
 	}
 	cfg := fc.Base
 	if err := errors.Join(cfg.Step.Validate(), cfg.Model.Validate()); err != nil {

@@ -26,6 +26,11 @@ func TestFleet(t *testing.T) {
 	if _, err := RunFleet(context.Background(), FleetConfig{}); err == nil {
 		t.Fatal("an empty fleet config ran")
 	}
+	bad := fc
+	bad.Zones, bad.Duration = -5, -time.Hour
+	if _, err := RunFleet(context.Background(), bad); err == nil || err.Error() != "sim: fleet: zones -5: want >= 1; duration -1h0m0s: want > 0" {
+		t.Errorf("a fleet of -5 zones for -1h: %v, want each bad value named", err)
+	}
 }
 
 // TestFleetScale measures the 10,000-zone hour when SCALEPROOF_FLEET is set
