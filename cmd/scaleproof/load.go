@@ -370,6 +370,9 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	if cfg.VUs < 0 || (cfg.VUs == 0 && fl != nil && fl.Changed("vus")) {
 		return nil, fmt.Errorf("--vus %d: want 1 or more", cfg.VUs)
 	}
+	if cfg.Rate < 0 || (cfg.Rate == 0 && fl != nil && fl.Changed("rate")) {
+		return nil, fmt.Errorf("--rate %v: want iterations per --time-unit > 0", cfg.Rate)
+	}
 	p := &loadPlan{cfg: cfg, wire: &load.Wire{}}
 	ex := cfg.Executor
 	if ex == "" {
