@@ -67,7 +67,7 @@ count, the load generator 300 ms (+ jitter) away, nodes in 370 / 245 / 235 s.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd, o) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.profile, "profile", "published", "settings: published (Ramen 0.7.5's load test: scheduler 20 s, cooldowns 30/120 s) or quick")
+	f.StringVar(&o.profile, "profile", "published", "settings: published (Ramen 0.7.5's load test: scheduler 20 s, cooldowns 30/120 s), quick or selftest")
 	f.StringVar(&o.policy, "policy", scenarios.PolicyStep, "the zones' policy: step or hpa (hpa adds the spike scenario; the signal comes from the model)")
 	f.StringSliceVar(&o.scenarios, "scenarios", nil, "comma-separated scenario names (default: all five)")
 	f.StringVar(&o.model, "model", "local", "the platform model: local, cloud, or gke, eks, aks (Ramen's load test on that cloud: one zone, a canary, the load far from the cluster, node times fitted)")

@@ -59,7 +59,7 @@ usage, 3 the platform could not be brought up or torn down.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.platform, "platform", "local", "where the system runs: local (child processes on 127.0.0.1; the only one up supports)")
-	f.StringVar(&o.profile, "profile", "quick", "settings: quick or published (cooldowns, scheduler interval, worker limit)")
+	f.StringVar(&o.profile, "profile", "quick", "settings: quick, published or selftest (cooldowns, scheduler interval, worker limit)")
 	f.StringVar(&o.artifacts, "artifacts", "", "artifacts folder (default $ARTIFACTS, else ./_artifacts/<run-id>)")
 	f.StringVar(&o.refBin, "ref-bin", "", "path to scaleproof-ref (default: beside this binary, then $PATH)")
 	f.StringVar(&o.group, "group", "scaleproof", "the group the group-admin key administers")
