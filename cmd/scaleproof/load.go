@@ -932,8 +932,14 @@ func writeLoadSummary(w io.Writer, s reports.LoadSummary, p *loadPlan, ths []loa
 	row("latency", fmt.Sprintf("avg=%s min=%s med=%s p90=%s p95=%s p99=%s max=%s",
 		f(s.MeanMs), f(s.MinMs), f(s.P50ms), f(s.P90ms), f(s.P95ms), f(s.P99ms), f(s.MaxMs)))
 	row("vus_max", strconv.Itoa(s.PeakVUs))
-	row("data_sent", fmt.Sprintf("%s  %s", humanBytes(s.DataSent), strings.TrimSuffix(per(float64(s.DataSent)/1e3), "/s")+" kB/s"))
-	row("data_received", fmt.Sprintf("%s  %s", humanBytes(s.DataReceived), strings.TrimSuffix(per(float64(s.DataReceived)/1e3), "/s")+" kB/s"))
+	data := func(n int64) string { // k6's "3.9 MB  1.9 MB/s": the rate in the unit that fits it
+		if s.DurationS <= 0 {
+			return humanBytes(n)
+		}
+		return humanBytes(n) + "  " + humanBytes(int64(float64(n)/s.DurationS)) + "/s"
+	}
+	row("data_sent", data(s.DataSent))
+	row("data_received", data(s.DataReceived))
 	row("duration", (time.Duration(s.DurationS * float64(time.Second))).Round(time.Millisecond).String())
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(w, "\n  errors (distinct reasons, the most frequent first)")

@@ -22,6 +22,7 @@ import (
 
 	"github.com/scaleproof/scaleproof/reports"
 	"github.com/scaleproof/scaleproof/reports/render"
+	"github.com/scaleproof/scaleproof/scenarios/load"
 )
 
 // mcpEcho answers every tools/call with a JSON-RPC result; every 4th call
@@ -281,5 +282,30 @@ func TestLoadInterrupted(t *testing.T) {
 	if res.End == nil || res.End.ExitCode != exitInterrupted || len(res.Verdicts) != 1 || !res.Verdicts[0].Interrupted ||
 		len(res.Loads) != 1 || res.Loads[0].Calls.OK == 0 {
 		t.Errorf("results: end %+v verdicts %+v loads %d", res.End, res.Verdicts, len(res.Loads))
+	}
+}
+
+// TestLoadSummaryDataRates: the data rows give the rate in the unit that
+// fits it, as k6's summary does ("3.9 MB  1.9 MB/s", not "1947.9 kB/s"),
+// and no rate when the run took no time.
+func TestLoadSummaryDataRates(t *testing.T) {
+	p := &loadPlan{closed: &load.Profile{Executor: load.ExecutorConstantVUs, VUs: 1, Duration: time.Second}}
+	for _, tc := range []struct {
+		name      string
+		durationS float64
+		sent      int64
+		want      string
+	}{
+		{"megabytes", 2, 3_900_000, "data_sent........... 3.9 MB  1.9 MB/s\n"},
+		{"bytes", 2, 500, "data_sent........... 500 B  250 B/s\n"},
+		{"no time", 0, 3_900_000, "data_sent........... 3.9 MB\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			writeLoadSummary(&b, reports.LoadSummary{DurationS: tc.durationS, DataSent: tc.sent}, p, nil)
+			if !strings.Contains(b.String(), "  "+tc.want) {
+				t.Errorf("summary has no line %q:\n%s", tc.want, b.String())
+			}
+		})
 	}
 }
