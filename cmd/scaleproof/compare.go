@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -39,6 +40,11 @@ not a results file, incomplete, or the two ran different profiles).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			write, ok := map[string]func(io.Writer, *render.Comparison) error{
+				"markdown": render.WriteComparisonMarkdown, "md": render.WriteComparisonMarkdown, "json": render.WriteComparisonJSON}[format]
+			if !ok { // before any file is read: a usage error says only that
+				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: markdown, json)", format))
+			}
 			tol := render.DefaultTolerances()
 			if tolFile != "" {
 				t, err := render.ReadTolerances(tolFile)
@@ -59,15 +65,7 @@ not a results file, incomplete, or the two ran different profiles).`,
 				fmt.Fprintln(cmd.ErrOrStderr(), "scaleproof compare: warning:", w)
 			}
 			var b bytes.Buffer
-			switch format {
-			case "markdown", "md":
-				err = render.WriteComparisonMarkdown(&b, cmp)
-			case "json":
-				err = render.WriteComparisonJSON(&b, cmp)
-			default:
-				return withCode(exitUsage, fmt.Errorf("unknown --format %q (have: markdown, json)", format))
-			}
-			if err != nil {
+			if err := write(&b, cmp); err != nil {
 				return withCode(exitUsage, err)
 			}
 			if out == "" || out == "-" {

@@ -108,6 +108,22 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 }
 
+// TestCompareBadFormatFirst: an unknown --format is the error, before any
+// file is read: no warning about the runs, no error about a file.
+func TestCompareBadFormatFirst(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.jsonl")
+	var out, errb bytes.Buffer
+	c := newCompareCmd()
+	c.SetOut(&out)
+	c.SetErr(&errb)
+	c.SetArgs([]string{"--format", "pdf", smallResults, missing})
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.Execute()
+	if err == nil || err.Error() != `unknown --format "pdf" (have: markdown, json)` || out.Len()+errb.Len() > 0 {
+		t.Errorf("error %v, output %q %q; want only the format's error", err, out.String(), errb.String())
+	}
+}
+
 func TestCompareOutFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "signoff.md")
 	stdout, code := execute(t, newCompareCmd(), "--out", out, smallResults, regressedResults)
