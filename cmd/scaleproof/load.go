@@ -370,9 +370,6 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	if cfg.VUs < 0 || (cfg.VUs == 0 && fl != nil && fl.Changed("vus")) {
 		return nil, fmt.Errorf("--vus %d: want 1 or more", cfg.VUs)
 	}
-	if cfg.Rate < 0 || (cfg.Rate == 0 && fl != nil && fl.Changed("rate")) {
-		return nil, fmt.Errorf("--rate %v: want iterations per --time-unit > 0", cfg.Rate)
-	}
 	p := &loadPlan{cfg: cfg, wire: &load.Wire{}}
 	ex := cfg.Executor
 	if ex == "" {
@@ -386,6 +383,12 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 		}
 	}
 	p.executor = ex
+	switch { // --rate is constant-arrival-rate's (the default executor's when given)
+	case ex == load.ExecutorRampingArrivalRate && fl != nil && fl.Changed("rate"):
+		return nil, fmt.Errorf("%s takes --start-rate and --stages, not --rate", ex)
+	case (ex == load.ExecutorConstantArrivalRate || cfg.Executor == "") && (cfg.Rate < 0 || (cfg.Rate == 0 && fl != nil && fl.Changed("rate"))):
+		return nil, fmt.Errorf("--rate %v: want iterations per --time-unit > 0", cfg.Rate)
+	}
 	conns := 1
 	switch ex {
 	case load.ExecutorConstantVUs, load.ExecutorRampingVUs:

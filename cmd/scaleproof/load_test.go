@@ -103,6 +103,7 @@ func TestLoadCommand(t *testing.T) {
 		{"zero time unit", []string{"--url", srv.URL, "--rate", "5", "--time-unit", "0"}, exitUsage, []string{"--time-unit 0s: want a duration > 0"}},
 		{"negative rate", []string{"--url", srv.URL, "--rate", "-5"}, exitUsage, []string{"--rate -5: want iterations per --time-unit > 0"}},
 		{"zero rate", []string{"--url", srv.URL, "--executor", "constant-arrival-rate", "--rate", "0"}, exitUsage, []string{"--rate 0: want iterations per --time-unit > 0"}},
+		{"rate with ramping-arrival-rate", []string{"--url", srv.URL, "--executor", "ramping-arrival-rate", "--stages", "1s:1", "--rate", "0"}, exitUsage, []string{"ramping-arrival-rate takes --start-rate and --stages, not --rate"}},
 		{"max vus under the default pre-allocation", []string{"--url", srv.URL, "--rate", "20", "--max-vus", "2", "--duration", "300ms"},
 			exitOK, []string{"VUs 2 pre-allocated, 2 max"}},
 		{"args without tool", []string{"--url", srv.URL, "--args", `{"a":1}`}, exitUsage, nil},
