@@ -171,18 +171,21 @@ Results go to the artifacts folder ($ARTIFACTS when set, else
 Clouds (--platform gke, eks or aks): Up refuses to
 start without --ttl, creates a cluster named scaleproof-<run id> whose one node
 pool the cloud's cluster autoscaler grows (--node-min, --node-max), or adopts
---cluster; makes the run's image repository (Artifact Registry on gke, ECR on eks, ACR on aks) and
-pushes the scaleproof-ref image there; writes a kubeconfig with a token made
+--cluster; makes the run's image repository (Artifact Registry on gke, ECR on
+eks, ACR on aks) and pushes the scaleproof-ref image there; writes a kubeconfig with a token made
 in-process and refreshed before it expires (no auth plugin) into a private
 temporary folder (0700, never under the artifacts; removed at the teardown); then deploys with the cloud overlay and runs exactly as
 --platform kubeconfig does, through port-forwards. Teardown dumps the logs,
 then deletes what the run created in reverse order, never an adopted cluster
 (also on Ctrl-C; a cluster delete takes minutes). Every resource carries the
-labels scaleproof-run-id and scaleproof-expires-at: what a killed run leaves,
+labels or tags scaleproof-run-id and scaleproof-expires-at: what a killed run leaves,
 ` + "`scaleproof cloud janitor`" + ` deletes after its expiry. ` + "`scaleproof cloud plan`" + ` lists
 what would be created and the calls, changing nothing. Credentials: gke uses
 Application Default Credentials ($GOOGLE_APPLICATION_CREDENTIALS, gcloud's, or
-the metadata server).
+the metadata server); eks the AWS SDK's default chain (environment, shared
+files, web identity); aks, in a GitHub Actions job with AZURE_CLIENT_ID and
+AZURE_TENANT_ID, GitHub's OIDC token, else DefaultAzureCredential (environment,
+workload identity, managed identity, az login).
 
 Exit codes: 0 every scenario passed, 1 a scenario failed (or every scenario
 was skipped: nothing judged), 2 bad usage or unusable input (a cloud run
