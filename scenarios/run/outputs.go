@@ -209,17 +209,27 @@ func RenderToFile(path, format string, runs []*reports.Results, o render.Options
 // in the same folder and a rename: a reader sees the old file or the new
 // one, never half of it, and a failed write leaves nothing behind.
 func WriteFileAtomic(path string, data []byte) (err error) {
+	// An error names path and the reason, never the temporary file the
+	// user did not ask for.
+	reason := func(err error) error {
+		var pe *os.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			return pe.Err
+		case errors.As(err, &le):
+			return le.Err
+		}
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		if pe := (*os.PathError)(nil); errors.As(err, &pe) {
-			err = pe.Err // the reason, not the temporary file's name the user never asked for
-		}
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, reason(err))
 	}
 	defer func() { // every failure after the create removes the temporary file
 		if err != nil {
 			os.Remove(tmp.Name())
-			err = fmt.Errorf("write %s: %w", path, err)
+			err = fmt.Errorf("write %s: %w", path, reason(err))
 		}
 	}()
 	_, werr := tmp.Write(data)

@@ -107,6 +107,9 @@ func TestWriteFileAtomicLeavesNothing(t *testing.T) {
 	} else if want := "write " + missing + ": no such file or directory"; err.Error() != want {
 		t.Errorf("error %q, want %q (the path asked for, not the temporary file's)", err, want)
 	}
+	if err := WriteFileAtomic(dir, []byte("x")); err == nil || strings.Contains(err.Error(), "/.") {
+		t.Errorf("write onto a folder: %v, want an error naming only the path asked for", err)
+	}
 	p := filepath.Join(dir, "f")
 	if err := WriteFileAtomic(p, []byte("x")); err != nil {
 		t.Fatal(err)
