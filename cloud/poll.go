@@ -7,9 +7,9 @@ import (
 
 // Poll is every provider's wait loop: it calls check at once and then on
 // each tick of interval (a ticker: after a check slower than interval the
-// next comes at once) until check reports done or an error, for timeout at
-// the most (0 or less: only ctx bounds it). check gets ctx bounded by
-// timeout.
+// next comes at once; interval must be > 0, as the providers' Options
+// default it) until check reports done or an error, for timeout at the
+// most (0 or less: only ctx bounds it). check gets ctx bounded by timeout.
 //
 // It returns nil when check reports done, and check's error as it is even
 // when ctx has ended (a check that would rather have the end of ctx answer

@@ -23,7 +23,7 @@ func (p *Provider) poll(ctx context.Context, op string, check func(ctx context.C
 		}
 		return done, err
 	}, func(ctx context.Context) error {
-		if ctx.Err() == context.Canceled { // the caller's cancel, whatever its cause; else our timeout
+		if ctx.Err() == context.Canceled { // the caller's cancel, whatever its cause; else a deadline (ours, or the caller's)
 			return &cloud.Error{Op: op, Kind: "other", Msg: "cancelled while " + state, Err: ctx.Err()}
 		}
 		return &cloud.Error{Op: op, Kind: "timeout",
