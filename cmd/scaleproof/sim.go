@@ -125,8 +125,9 @@ func (o *simOpts) dir() (string, error) {
 }
 
 func runSim(cmd *cobra.Command, o *simOpts) error {
+	fleet := o.fleet != 0 || cmd.Flags().Changed("fleet") // --fleet 0 or less is refused by the fleet's own checks
 	modes := 0
-	for _, on := range []bool{len(o.sweeps) > 0, o.calibrate != "", o.designs, o.fleet != 0} {
+	for _, on := range []bool{len(o.sweeps) > 0, o.calibrate != "", o.designs, fleet} {
 		if on {
 			modes++
 		}
@@ -146,7 +147,7 @@ func runSim(cmd *cobra.Command, o *simOpts) error {
 		return simSweep(cmd, o, cfg)
 	case o.designs:
 		return simDesigns(cmd, o)
-	case o.fleet != 0: // a negative --fleet is refused by the fleet's own checks
+	case fleet:
 		return simFleet(cmd, o, cfg)
 	}
 	dir, err := o.dir()

@@ -42,6 +42,7 @@ func TestSimCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--fleet", "20", "--designs"},
 		{"--fleet", "-5"},
+		{"--fleet", "0"},
 		{"--policy", "pid"},
 		{"--model", "mars"},
 		{"--model", "gke", "--set", "one_zone=maybe"},
