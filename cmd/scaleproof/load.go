@@ -352,18 +352,14 @@ func planLoad(cfg loadConfig, fl *pflag.FlagSet) (*loadPlan, error) {
 	for _, d := range []struct {
 		flag string
 		v    duration
-	}{{"duration", cfg.Duration}, {"time-unit", cfg.TimeUnit}, {"think-time", cfg.ThinkTime}, {"timeout", cfg.Timeout}} {
+		// notZero: 0 is "unset" (the default) in a config file; given as
+		// a flag it would silently run the default instead.
+		notZero bool
+	}{{"duration", cfg.Duration, true}, {"time-unit", cfg.TimeUnit, true}, {"think-time", cfg.ThinkTime, false}, {"timeout", cfg.Timeout, false}} {
 		if d.v < 0 {
 			return nil, fmt.Errorf("--%s %v: want a duration >= 0, like 30s", d.flag, time.Duration(d.v))
 		}
-	}
-	// 0 is "unset" (the default) in a config file; given as a flag it would
-	// silently run the default instead.
-	for _, d := range []struct {
-		flag string
-		v    duration
-	}{{"duration", cfg.Duration}, {"time-unit", cfg.TimeUnit}} {
-		if d.v == 0 && fl != nil && fl.Changed(d.flag) {
+		if d.notZero && d.v == 0 && fl != nil && fl.Changed(d.flag) {
 			return nil, fmt.Errorf("--%s 0s: want a duration > 0, like 30s", d.flag)
 		}
 	}
